@@ -1,0 +1,33 @@
+"""tagger: tag research abstracts with a research area and a calibrated confidence.
+
+>>> from tagger import predict
+>>> predict("We propose a diffusion sampler ...").area
+'generative'
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .errors import TaggerError
+from .model import Model, Prediction, load_model
+
+__all__ = ["Model", "Prediction", "TaggerError", "__version__", "load_model", "predict", "train"]
+
+
+def predict(texts, *, model: Model | None = None):
+    """Tag one abstract (a ``str``: returns a :class:`Prediction`) or many (a list of ``str``:
+    returns a list of predictions, in the same order) with the shipped model, or ``model``."""
+    return (model or load_model()).predict(texts)
+
+
+def train(data=None, *, labels="labels", abstracts=("seeds",), settings=None) -> Model:
+    """Train a model: on the taxonomy and hand labels in ``labels`` joined with the abstract
+    files in ``abstracts`` (the default, as in this repository), or on ``data``, a user's own
+    labelled ``.csv`` / ``.jsonl`` file with ``abstract`` and ``area`` columns.
+    Save it with ``model.save("models")``."""
+    from .labels import load_training_set, read_labelled_file
+    from .training import train as fit
+
+    training_set = read_labelled_file(data) if data is not None else load_training_set(labels, abstracts)
+    return fit(training_set, settings)

@@ -1,0 +1,39 @@
+"""The one error type users see: what went wrong, where, and what to do about it."""
+
+from __future__ import annotations
+
+
+class TaggerError(Exception):
+    """A problem the user can fix. Its message is one line: where: what. what to do."""
+
+    exit_status = 2
+
+    def __init__(self, what: str, *, where: str | None = None, fix: str | None = None) -> None:
+        self.what = what
+        self.where = where
+        self.fix = fix
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        message = f"{self.where}: {self.what}" if self.where else self.what
+        if self.fix:
+            message = f"{message.rstrip('.')}. {self.fix}"
+        return message
+
+
+class UsageError(TaggerError):
+    """The command or function was called the wrong way."""
+
+    exit_status = 1
+
+
+class InputError(TaggerError):
+    """An abstract file (or stdin) cannot be read as abstracts."""
+
+
+class LabelError(TaggerError):
+    """The taxonomy or the hand labels are inconsistent."""
+
+
+class ModelError(TaggerError):
+    """A model directory is missing, damaged or from an incompatible version."""

@@ -1,0 +1,139 @@
+import csv
+import io
+import json
+import shutil
+
+import pytest
+from conftest import SEEDS
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tagger.corpus import ReadReport, abstract_id, read_abstracts
+from tagger.errors import InputError
+
+
+def test_seed_files_hold_38_abstracts_after_their_headings():
+    report = ReadReport()
+    abstracts = list(read_abstracts([SEEDS], report=report))
+    assert len(abstracts) == 38 == report.read
+    assert [h.rsplit(":", 1)[1] for h in report.headings] == ["1", "1"]
+    assert len({a.id for a in abstracts}) == 38
+    assert not any(a.text.startswith("NeurIPS 2026 Papers") for a in abstracts)
+    for source in {a.source for a in abstracts}:
+        assert [a.position for a in abstracts if a.source == source] == list(range(1, 20))
+
+
+def test_ids_survive_renaming_reordering_and_rewrapping(tmp_path):
+    original = {a.id: a.text for a in read_abstracts([SEEDS])}
+    files = sorted(SEEDS.glob("*.txt"))
+    shutil.copy(files[0], tmp_path / "zz-renamed.txt")
+    heading, *paragraphs = files[1].read_text(encoding="utf-8").split("\n\n")
+    rewrapped = [p.replace(". ", ".\n  ") for p in reversed(paragraphs)]  # other order and line breaks
+    (tmp_path / "aa-reordered.txt").write_text("\r\n\r\n".join(rewrapped), encoding="utf-8")
+    moved = {a.id: a.text for a in read_abstracts([tmp_path])}
+    assert moved.keys() == original.keys()
+
+
+def test_abstract_id_ignores_whitespace_only():
+    assert abstract_id("Deep  nets\nlearn.") == abstract_id(" Deep nets learn. ")
+    assert abstract_id("Deep nets learn.") != abstract_id("Deep nets learn!")
+    assert len(abstract_id("x")) == 16
+
+
+def test_a_single_short_line_is_an_abstract_not_a_heading():
+    [abstract] = read_abstracts(["-"], stdin=io.StringIO("Diffusion models for proteins\n"))
+    assert abstract.text == "Diffusion models for proteins"
+    assert abstract.source == "<stdin>"
+
+
+def test_byte_order_mark_and_windows_line_endings_change_nothing(tmp_path):
+    text = "Papers\n\nFirst abstract about graphs.\nSecond line.\n\nSecond abstract about robots.\n"
+    plain, windows = tmp_path / "plain.txt", tmp_path / "windows.txt"
+    plain.write_text(text, encoding="utf-8")
+    windows.write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode("utf-8"))
+    assert [a.id for a in read_abstracts([plain])] == [a.id for a in read_abstracts([windows])]
+    assert [a.text for a in read_abstracts([windows])][0] == "First abstract about graphs. Second line."
+
+
+def test_csv_reads_abstract_id_title_and_quoted_newlines(tmp_path):
+    path = tmp_path / "papers.csv"
+    with open(path, "w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["title", "Abstract", "id"])
+        writer.writerow(["Nets", "Deep nets,\nwith commas, learn.", "p1"])
+        writer.writerow(["Robots", "Robots grasp.", ""])
+    first, second = read_abstracts([path])
+    assert (first.id, first.title, first.text, first.line) == ("p1", "Nets", "Deep nets, with commas, learn.", 2)
+    assert second.id == abstract_id("Robots grasp.") and second.line == 4 and second.position == 2
+    assert first.document == "Nets. Deep nets, with commas, learn."
+
+
+def test_csv_without_abstract_column_lists_its_columns(tmp_path):
+    path = tmp_path / "papers.csv"
+    path.write_text("title,text\nA,B\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"papers.csv:1: no 'abstract' column \(columns: 'title', 'text'\)"):
+        list(read_abstracts([path]))
+
+
+def test_jsonl_reads_fields_and_names_a_broken_line(tmp_path):
+    path = tmp_path / "papers.jsonl"
+    path.write_text('{"abstract": "A", "id": 7, "title": "T"}\n\n{"abstract": "B"\n', encoding="utf-8")
+    reader = read_abstracts([path])
+    first = next(reader)
+    assert (first.id, first.title, first.text) == ("7", "T", "A")
+    with pytest.raises(InputError, match=r"papers.jsonl:3: not valid JSON"):
+        next(reader)
+
+
+def test_directories_are_walked_in_order_skipping_other_files(tmp_path):
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "two.txt").write_text("Second abstract here.", encoding="utf-8")
+    (tmp_path / "a.jsonl").write_text('{"abstract": "First abstract here."}\n', encoding="utf-8")
+    (tmp_path / "notes.md").write_text("not abstracts", encoding="utf-8")
+    (tmp_path / ".hidden.txt").write_text("hidden", encoding="utf-8")
+    report = ReadReport()
+    texts = [a.text for a in read_abstracts([tmp_path], report=report)]
+    assert texts == ["First abstract here.", "Second abstract here."]
+    assert report.ignored_files == [str(tmp_path / "notes.md")]
+
+
+def test_a_missing_path_is_an_error_before_anything_is_read(tmp_path):
+    with pytest.raises(InputError, match="no-such.txt: no such file or directory"):
+        read_abstracts([SEEDS, tmp_path / "no-such.txt"])
+
+
+# Paragraph text: printable, no line or paragraph separators, never blank.
+line = st.text(
+    st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=40
+).filter(lambda s: s.strip())
+paragraph = st.lists(line, min_size=1, max_size=4).map("\n".join)
+
+
+@given(st.lists(paragraph, min_size=1, max_size=8), st.sampled_from(["\n\n", "\n \n", "\r\n\r\n", "\n\n\n"]))
+def test_every_txt_paragraph_is_one_abstract_or_the_leading_heading(tmp_path_factory, paragraphs, separator):
+    path = tmp_path_factory.mktemp("txt") / "abstracts.txt"
+    path.write_text(separator.join(paragraphs), encoding="utf-8", newline="")
+    report = ReadReport()
+    abstracts = list(read_abstracts([path], report=report))
+    assert len(abstracts) + len(report.headings) == len(paragraphs)
+    assert report.headings in ([], [f"{path}:1"])
+    expected = paragraphs[len(report.headings) :]
+    assert [a.text for a in abstracts] == [" ".join(p.split()) for p in expected]
+
+
+texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200)
+
+
+@given(st.lists(texts, max_size=8))
+def test_csv_and_jsonl_keep_every_record(tmp_path_factory, abstracts):
+    folder = tmp_path_factory.mktemp("tabular")
+    with open(folder / "a.csv", "w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["abstract"])
+        writer.writerows([text] for text in abstracts)
+    (folder / "b.jsonl").write_text(
+        "".join(json.dumps({"abstract": text}) + "\n" for text in abstracts), encoding="utf-8"
+    )
+    expected = [" ".join(text.split()) for text in abstracts]
+    assert [a.text for a in read_abstracts([folder / "a.csv"])] == expected
+    assert [a.text for a in read_abstracts([folder / "b.jsonl"])] == expected
