@@ -1,0 +1,210 @@
+"""The taxonomy (``areas.csv``) and the hand labels (``labels.csv``): loading, checking, joining.
+
+``areas.csv`` has one row per area: ``slug``, ``name``, ``description``, ``keywords``
+(separated by ``;``). ``labels.csv`` has one row per labelled abstract: ``abstract_id``,
+``area`` (a slug) and ``title`` (a snippet for people reading the file; not used).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .corpus import read_abstracts
+from .errors import LabelError
+
+AREAS_FILE = "areas.csv"
+LABELS_FILE = "labels.csv"
+AREA_COLUMNS = ("slug", "name", "description", "keywords")
+LABEL_COLUMNS = ("abstract_id", "area", "title")
+_SLUG = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+@dataclass(frozen=True)
+class Area:
+    """A research area: its slug (the tag), display name, description and keywords."""
+
+    slug: str
+    name: str
+    description: str = ""
+    keywords: tuple[str, ...] = ()
+
+    def document(self) -> str:
+        """The area written out as one training document."""
+        return " ".join([f"{self.name}.", self.description, ", ".join(self.keywords)]).strip()
+
+
+@dataclass(frozen=True)
+class Label:
+    abstract_id: str
+    area: str
+    title: str
+    where: str
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    """Labelled abstracts plus the areas they may take. When ``use_descriptions`` is set,
+    each area's description and keywords are a training document too."""
+
+    areas: tuple[Area, ...]
+    texts: tuple[str, ...]
+    labels: tuple[str, ...]
+    use_descriptions: bool
+    origin: str
+
+    def __post_init__(self) -> None:
+        if len(self.texts) != len(self.labels):
+            raise ValueError("texts and labels differ in length")
+
+    @property
+    def slugs(self) -> tuple[str, ...]:
+        return tuple(area.slug for area in self.areas)
+
+    def counts(self) -> dict[str, int]:
+        """Labelled abstracts per area, every area listed."""
+        counts = dict.fromkeys(self.slugs, 0)
+        for label in self.labels:
+            counts[label] += 1
+        return counts
+
+    def fingerprint(self) -> str:
+        """SHA-256 of everything training reads: areas, texts, labels."""
+        payload = json.dumps(
+            {
+                "areas": [[a.slug, a.name, a.description, list(a.keywords)] for a in self.areas],
+                "texts": list(self.texts),
+                "labels": list(self.labels),
+                "use_descriptions": self.use_descriptions,
+            },
+            ensure_ascii=False,
+        )
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _rows(path: Path, columns: Sequence[str]) -> Iterable[tuple[str, dict[str, str]]]:
+    """(file:line, row) for each data row of a CSV file that must have ``columns``."""
+    if not path.is_file():
+        raise LabelError("file not found", where=str(path), fix="Create it, or point to the right folder.")
+    with open(path, encoding="utf-8-sig", newline="") as stream:
+        reader = csv.DictReader(stream)
+        missing = [c for c in columns if c not in (reader.fieldnames or [])]
+        if missing:
+            raise LabelError(
+                f"missing column(s) {', '.join(missing)} (has: {', '.join(reader.fieldnames or [])})",
+                where=f"{path}:1",
+                fix=f"The header row must name {', '.join(columns)}.",
+            )
+        line = reader.line_num + 1
+        for row in reader:
+            yield f"{path}:{line}", {key: (value or "").strip() for key, value in row.items() if key}
+            line = reader.line_num + 1
+
+
+def load_areas(path: str | Path) -> tuple[Area, ...]:
+    """The areas of ``areas.csv``, checked: valid unique slugs, names and descriptions."""
+    areas: list[Area] = []
+    seen: dict[str, str] = {}
+    for where, row in _rows(Path(path), AREA_COLUMNS):
+        slug = row["slug"]
+        if not _SLUG.match(slug):
+            raise LabelError(
+                f"bad area slug {slug!r}", where=where, fix="Use lower-case letters, digits, '-' or '_'."
+            )
+        if slug in seen:
+            raise LabelError(f"area {slug!r} is defined twice (first at {seen[slug]})", where=where)
+        for column in ("name", "description"):
+            if not row[column]:
+                raise LabelError(
+                    f"area {slug!r} has an empty {column}", where=where, fix=f"Write its {column}."
+                )
+        seen[slug] = where
+        keywords = tuple(k.strip() for k in row["keywords"].split(";") if k.strip())
+        areas.append(Area(slug, row["name"], row["description"], keywords))
+    if len(areas) < 2:
+        raise LabelError(
+            "fewer than two areas", where=str(path), fix="A classifier needs at least two areas."
+        )
+    return tuple(areas)
+
+
+def load_labels(path: str | Path, areas: Sequence[Area]) -> list[Label]:
+    """The hand labels of ``labels.csv``, checked against ``areas``; one label per abstract."""
+    slugs = {area.slug for area in areas}
+    labels: dict[str, Label] = {}
+    for where, row in _rows(Path(path), LABEL_COLUMNS[:2]):
+        abstract_id, area = row["abstract_id"], row["area"]
+        if not abstract_id:
+            raise LabelError("empty abstract_id", where=where, fix="Fill it in or delete the row.")
+        if area not in slugs:
+            raise LabelError(
+                f"unknown area {area!r}", where=where, fix=f"Use one of: {', '.join(sorted(slugs))}."
+            )
+        earlier = labels.get(abstract_id)
+        if earlier and earlier.area != area:
+            raise LabelError(
+                f"abstract {abstract_id} is labelled {earlier.area!r} at {earlier.where} and {area!r} here",
+                where=where,
+                fix="Keep the one row you mean.",
+            )
+        labels[abstract_id] = Label(abstract_id, area, row.get("title", ""), where)
+    return list(labels.values())
+
+
+def load_training_set(
+    labels_dir: str | Path = "labels", abstracts: Iterable[str | Path] = ("seeds",)
+) -> TrainingSet:
+    """The taxonomy and hand labels in ``labels_dir`` joined with the abstracts they label."""
+    labels_dir = Path(labels_dir)
+    areas = load_areas(labels_dir / AREAS_FILE)
+    labels = load_labels(labels_dir / LABELS_FILE, areas)
+    texts = {abstract.id: abstract.text for abstract in read_abstracts(abstracts)}
+    missing = [label for label in labels if label.abstract_id not in texts]
+    if missing:
+        first = missing[0]
+        raise LabelError(
+            f"{len(missing)} label(s) name no abstract in {', '.join(map(str, abstracts))}, "
+            f"first {first.abstract_id}",
+            where=first.where,
+            fix="Add the abstract's file there, or delete the label.",
+        )
+    return TrainingSet(
+        areas=areas,
+        texts=tuple(texts[label.abstract_id] for label in labels),
+        labels=tuple(label.area for label in labels),
+        use_descriptions=True,
+        origin=str(labels_dir),
+    )
+
+
+def read_labelled_file(path: str | Path) -> TrainingSet:
+    """A user's own labelled corpus: a .csv or .jsonl file with ``abstract`` and ``area``.
+    The areas are the distinct values of ``area``; they have no descriptions."""
+    texts: list[str] = []
+    labels: list[str] = []
+    for abstract in read_abstracts([path]):
+        if not abstract.area:
+            raise LabelError(
+                "no area for this abstract",
+                where=f"{abstract.source}:{abstract.line}",
+                fix="Every row needs an 'area' value.",
+            )
+        texts.append(abstract.document)
+        labels.append(abstract.area)
+    slugs = sorted(set(labels))
+    if len(slugs) < 2:
+        raise LabelError(
+            f"{len(slugs)} distinct area(s)", where=str(path), fix="A classifier needs at least two areas."
+        )
+    return TrainingSet(
+        areas=tuple(Area(slug, slug) for slug in slugs),
+        texts=tuple(texts),
+        labels=tuple(labels),
+        use_descriptions=False,
+        origin=str(path),
+    )

@@ -1,0 +1,110 @@
+import csv
+
+import pytest
+from conftest import LABELS, SEEDS
+
+from tagger.corpus import read_abstracts
+from tagger.errors import LabelError
+from tagger.labels import load_areas, load_labels, load_training_set, read_labelled_file
+
+AREAS = ["llm", "vision", "generative", "rl", "robotics", "theory", "optimization", "probabilistic", "safety",
+         "science", "systems"]  # fmt: skip
+
+
+def test_the_taxonomy_has_the_eleven_areas_each_described():
+    areas = load_areas(LABELS / "areas.csv")
+    assert [a.slug for a in areas] == AREAS
+    for area in areas:
+        assert area.name and len(area.description.split()) >= 50 and len(area.keywords) >= 30
+
+
+def test_every_seed_has_exactly_one_hand_label_with_a_known_area():
+    areas = load_areas(LABELS / "areas.csv")
+    labels = load_labels(LABELS / "labels.csv", areas)
+    seed_ids = {a.id for a in read_abstracts([SEEDS])}
+    assert len(labels) == 38
+    assert {label.abstract_id for label in labels} == seed_ids
+    assert {label.area for label in labels} <= set(AREAS)
+    assert all(label.title for label in labels)
+
+
+def test_training_set_joins_labels_to_seed_texts(training_set):
+    assert len(training_set.texts) == 38 and training_set.use_descriptions
+    counts = training_set.counts()
+    assert list(counts) == AREAS and sum(counts.values()) == 38 and counts["probabilistic"] == 0
+    assert len(training_set.fingerprint()) == 64
+
+
+def write_csv(path, header, rows):
+    with open(path, "w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+@pytest.fixture
+def areas(tmp_path):
+    rows = [["a", "Area A", "About a.", "x; y"], ["b", "Area B", "About b.", ""]]
+    return load_areas(write_csv(tmp_path / "areas.csv", ["slug", "name", "description", "keywords"], rows))
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ([["a", "A", "d", ""], ["a", "A2", "d", ""]], r"areas.csv:3: area 'a' is defined twice \(first at .*:2\)"),
+        ([["a", "A", "", ""], ["b", "B", "d", ""]], r"areas.csv:2: area 'a' has an empty description"),
+        ([["A b", "A", "d", ""], ["b", "B", "d", ""]], r"areas.csv:2: bad area slug 'A b'"),
+        ([["a", "A", "d", ""]], r"fewer than two areas"),
+    ],
+)
+def test_bad_taxonomies_are_named_by_file_and_line(tmp_path, rows, message):
+    path = write_csv(tmp_path / "areas.csv", ["slug", "name", "description", "keywords"], rows)
+    with pytest.raises(LabelError, match=message):
+        load_areas(path)
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ([["id1", "c", ""]], r"labels.csv:2: unknown area 'c'. Use one of: a, b."),
+        ([["id1", "a", ""], ["id1", "b", ""]], r"labels.csv:3: abstract id1 is labelled 'a' at .*:2 and 'b' here"),
+        ([["", "a", ""]], r"labels.csv:2: empty abstract_id"),
+    ],
+)
+def test_bad_labels_are_named_by_file_and_line(tmp_path, areas, rows, message):
+    path = write_csv(tmp_path / "labels.csv", ["abstract_id", "area", "title"], rows)
+    with pytest.raises(LabelError, match=message):
+        load_labels(path, areas)
+
+
+def test_missing_columns_and_files_are_errors(tmp_path, areas):
+    path = write_csv(tmp_path / "labels.csv", ["id", "area"], [])
+    with pytest.raises(LabelError, match=r"labels.csv:1: missing column\(s\) abstract_id \(has: id, area\)"):
+        load_labels(path, areas)
+    with pytest.raises(LabelError, match="nothing.csv: file not found"):
+        load_labels(tmp_path / "nothing.csv", areas)
+
+
+def test_a_label_naming_no_abstract_is_an_error(tmp_path, areas):
+    write_csv(tmp_path / "areas.csv", ["slug", "name", "description", "keywords"],
+              [["a", "A", "d", ""], ["b", "B", "d", ""]])  # fmt: skip
+    write_csv(tmp_path / "labels.csv", ["abstract_id", "area", "title"], [["0123456789abcdef", "a", "t"]])
+    (tmp_path / "abstracts.txt").write_text("Some other abstract.", encoding="utf-8")
+    with pytest.raises(LabelError, match=r"labels.csv:2: 1 label\(s\) name no abstract in .*first 0123456789abcdef"):
+        load_training_set(tmp_path, [tmp_path / "abstracts.txt"])
+
+
+def test_a_users_labelled_file_brings_its_own_areas(tmp_path):
+    path = write_csv(
+        tmp_path / "mine.csv",
+        ["title", "abstract", "area"],
+        [["T1", "Robots grasp cups.", "robots"], ["", "Proteins fold.", "bio"], ["", "Arms move.", "robots"]],
+    )
+    training_set = read_labelled_file(path)
+    assert training_set.slugs == ("bio", "robots") and not training_set.use_descriptions
+    assert training_set.texts[0] == "T1. Robots grasp cups."
+    assert training_set.labels == ("robots", "bio", "robots")
+    write_csv(path, ["abstract", "area"], [["Robots grasp cups.", "robots"], ["Proteins fold.", ""]])
+    with pytest.raises(LabelError, match=r"mine.csv:3: no area for this abstract"):
+        read_labelled_file(path)
