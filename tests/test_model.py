@@ -1,0 +1,147 @@
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import SEEDS
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tagger
+from tagger import Prediction, predict
+from tagger.corpus import read_abstracts
+from tagger.errors import ModelError, TaggerError, UsageError
+from tagger.model import CARD_FILE, FORMAT_VERSION, Model
+
+SEED_TEXTS = [a.text for a in read_abstracts([SEEDS])]
+
+
+def check(prediction, areas):
+    assert isinstance(prediction, Prediction)
+    assert list(prediction.scores) == list(areas)
+    assert math.isclose(sum(prediction.scores.values()), 1.0, rel_tol=1e-9)
+    assert all(0.0 <= p <= 1.0 for p in prediction.scores.values())
+    assert prediction.confidence == prediction.scores[prediction.area] == max(prediction.scores.values())
+    assert prediction.runner_up != prediction.area
+    assert prediction.runner_up_confidence <= prediction.confidence
+
+
+def test_predict_one_abstract_returns_a_prediction(shipped):
+    prediction = predict("We propose a diffusion sampler that generates images in four denoising steps.")
+    check(prediction, shipped.areas)
+    assert prediction.area == "generative"
+    assert isinstance(prediction.confidence, float)
+
+
+def test_predict_many_keeps_order_and_equals_one_at_a_time(shipped):
+    batch = predict(SEED_TEXTS)
+    assert isinstance(batch, list) and len(batch) == len(SEED_TEXTS)
+    for text, prediction in zip(SEED_TEXTS, batch, strict=True):
+        check(prediction, shipped.areas)
+        single = predict(text)
+        assert single.area == prediction.area
+        assert single.scores == pytest.approx(prediction.scores, abs=1e-12)
+    assert [p.area for p in predict(SEED_TEXTS[::-1])] == [p.area for p in batch][::-1]
+    assert predict([]) == []
+
+
+def test_predictions_are_deterministic(shipped):
+    assert predict(SEED_TEXTS) == predict(SEED_TEXTS, model=shipped)
+
+
+def test_the_model_argument_is_used(retrained, shipped):
+    assert predict("Robots grasp cups.", model=retrained).scores.keys() == predict("Robots grasp cups.").scores.keys()
+    assert retrained is not shipped
+
+
+def test_non_text_input_is_a_usage_error():
+    with pytest.raises(UsageError, match="text 1 is a int, not a str"):
+        predict(["fine", 3])
+
+
+@given(st.text())
+def test_any_unicode_text_gets_a_valid_prediction(shipped, text):
+    check(predict(text), shipped.areas)
+
+
+@given(st.lists(st.text(max_size=300), max_size=5))
+def test_any_batch_of_unicode_text_gets_one_prediction_each(shipped, texts):
+    predictions = predict(texts)
+    assert len(predictions) == len(texts)
+    for prediction in predictions:
+        check(prediction, shipped.areas)
+
+
+def test_text_without_known_words_gets_equal_scores(shipped):
+    prediction = predict("")
+    assert prediction.confidence == pytest.approx(1 / len(shipped.areas))
+
+
+def test_save_then_load_gives_the_same_model(shipped, tmp_path):
+    shipped.save(tmp_path)
+    loaded = Model.load(tmp_path)
+    assert loaded.card == shipped.card
+    assert loaded.vocabulary == shipped.vocabulary
+    np.testing.assert_array_equal(loaded.coef, shipped.coef)
+    assert predict(SEED_TEXTS, model=loaded) == predict(SEED_TEXTS, model=shipped)
+    weights = list(tmp_path.glob("weights-*.npz"))
+    assert len(weights) == 1 and {p.name for p in tmp_path.iterdir()} == {CARD_FILE, weights[0].name}
+    with np.load(weights[0], allow_pickle=False) as arrays:  # plain arrays, no pickled objects
+        assert sorted(arrays.files) == ["coef", "idf", "intercept", "vocabulary"]
+
+
+def test_saving_again_replaces_the_weights(shipped, retrained, tmp_path):
+    shipped.save(tmp_path)
+    retrained.card["created"] = "another time"
+    retrained.save(tmp_path)
+    assert len(list(tmp_path.glob("weights-*.npz"))) == 1
+    assert Model.load(tmp_path).card["created"] == "another time"
+
+
+def test_prediction_does_not_import_scikit_learn():
+    code = "import sys, tagger; tagger.predict('deep nets'); print('sklearn' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
+
+
+@pytest.fixture
+def saved(shipped, tmp_path):
+    shipped.save(tmp_path)
+    return tmp_path
+
+
+def edit_card(folder, **changes):
+    card = json.loads((folder / CARD_FILE).read_text())
+    card.update(changes)
+    (folder / CARD_FILE).write_text(json.dumps(card))
+
+
+def test_a_folder_without_a_model_is_a_clear_error(tmp_path):
+    with pytest.raises(ModelError, match=r"no model here \(no model.json\). Point --model"):
+        Model.load(tmp_path)
+
+
+def test_edited_weights_are_detected(saved):
+    weights = next(saved.glob("weights-*.npz"))
+    weights.write_bytes(weights.read_bytes()[:-10])
+    with pytest.raises(ModelError, match="does not match its model card"):
+        Model.load(saved)
+
+
+def test_a_newer_format_asks_for_an_upgrade(saved):
+    edit_card(saved, format_version=FORMAT_VERSION + 1)
+    with pytest.raises(ModelError, match="newer than this tagger reads.*Upgrade tagger"):
+        Model.load(saved)
+
+
+def test_a_card_that_is_not_json_is_a_clear_error(saved):
+    (saved / CARD_FILE).write_text("{not json")
+    with pytest.raises(ModelError, match="unreadable model card"):
+        Model.load(saved)
+
+
+def test_all_user_errors_share_one_type():
+    assert issubclass(ModelError, TaggerError) and issubclass(UsageError, TaggerError)
+    assert tagger.TaggerError is TaggerError
