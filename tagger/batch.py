@@ -1,0 +1,34 @@
+"""Batch tagging: abstracts from files in, (abstract, prediction) pairs out, in input order,
+a chunk at a time so that input of any size streams through in constant memory."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from .corpus import Abstract, ReadReport, read_abstracts
+from .model import Model, Prediction
+
+CHUNK_SIZE = 2000
+
+
+def tag_abstracts(
+    abstracts: Iterable[Abstract], model: Model, chunk_size: int = CHUNK_SIZE
+) -> Iterator[tuple[Abstract, Prediction]]:
+    iterator = iter(abstracts)
+    while chunk := list(itertools.islice(iterator, chunk_size)):
+        yield from zip(chunk, model.predict([abstract.document for abstract in chunk]))
+
+
+def tag_files(
+    paths: Iterable[str | Path],
+    model: Model,
+    *,
+    input_format: str | None = None,
+    encoding: str = "utf-8",
+    report: ReadReport | None = None,
+) -> Iterator[tuple[Abstract, Prediction]]:
+    """Tag every abstract in ``paths`` (files, directories, ``-`` for stdin)."""
+    abstracts = read_abstracts(paths, input_format=input_format, encoding=encoding, report=report)
+    return tag_abstracts(abstracts, model)
