@@ -1,28 +1,78 @@
-"""Figures of merit from cross-validated predictions: accuracy, macro-F1, a per-area table."""
+"""Figures of merit from cross-validated predictions: accuracy, macro-F1, calibration (ECE),
+per-area table, confusion matrix, the review threshold, possible label errors, and plots."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
+from .errors import UsageError
+
+CALIBRATION_BINS = 10
+
+
+def calibration_bins(confidence: np.ndarray, correct: np.ndarray, bins: int = CALIBRATION_BINS) -> list[dict]:
+    """Equal-width confidence bins: count, mean confidence and accuracy of each non-empty bin."""
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    index = np.clip(np.digitize(confidence, edges[1:-1], right=True), 0, bins - 1)
+    return [
+        {
+            "low": float(edges[b]),
+            "high": float(edges[b + 1]),
+            "count": int((index == b).sum()),
+            "confidence": float(confidence[index == b].mean()),
+            "accuracy": float(correct[index == b].mean()),
+        }
+        for b in range(bins)
+        if (index == b).any()
+    ]
+
+
+def expected_calibration_error(
+    confidence: np.ndarray, correct: np.ndarray, bins: int = CALIBRATION_BINS
+) -> float:
+    """ECE: the count-weighted mean gap between confidence and accuracy over equal-width bins."""
+    if len(confidence) == 0:
+        return 0.0
+    return float(
+        sum(
+            b["count"] * abs(b["accuracy"] - b["confidence"])
+            for b in calibration_bins(confidence, correct, bins)
+        )
+        / len(confidence)
+    )
+
+
+def review_threshold(confidence: np.ndarray, correct: np.ndarray, target: float) -> float:
+    """The lowest confidence t such that predictions with confidence >= t were right at least
+    ``target`` of the time; 1.0 when no such t exists (then every prediction needs review)."""
+    order = np.argsort(-confidence, kind="stable")
+    accuracy_above = np.cumsum(correct[order]) / np.arange(1, len(order) + 1)
+    meets = np.flatnonzero(accuracy_above >= target)
+    return float(confidence[order][meets[-1]]) if len(meets) else 1.0
+
 
 def summary(labels: Sequence[str], probabilities: np.ndarray, slugs: Sequence[str]) -> dict:
-    """Accuracy, macro-F1 (over the areas that have labelled abstracts) and per-area
-    precision, recall, F1 and support, as plain data for the model card."""
-    from sklearn.metrics import accuracy_score, f1_score, precision_recall_fscore_support
+    """Accuracy, macro-F1 (over the areas that have labelled abstracts), ECE, per-area
+    precision, recall, F1 and support, and the confusion matrix, as plain data."""
+    from sklearn.metrics import confusion_matrix, f1_score, precision_recall_fscore_support
 
+    slugs = list(slugs)
     predicted = [slugs[k] for k in probabilities.argmax(axis=1)]
+    correct = np.asarray(predicted) == np.asarray(labels)
     present = [slug for slug in slugs if slug in set(labels)]
     precision, recall, f1, support = precision_recall_fscore_support(
-        labels, predicted, labels=list(slugs), zero_division=0
+        labels, predicted, labels=slugs, zero_division=0
     )
+    matrix = confusion_matrix(labels, predicted, labels=slugs)
+    macro_f1 = f1_score(labels, predicted, labels=present, average="macro", zero_division=0)
     return {
         "labelled_abstracts": len(labels),
-        "accuracy": round(float(accuracy_score(labels, predicted)), 4),
-        "macro_f1": round(
-            float(f1_score(labels, predicted, labels=present, average="macro", zero_division=0)), 4
-        ),
+        "accuracy": round(float(correct.mean()), 4),
+        "macro_f1": round(float(macro_f1), 4),
+        "ece": round(expected_calibration_error(probabilities.max(axis=1), correct), 4),
         "per_area": {
             slug: {
                 "precision": round(float(p), 4),
@@ -32,20 +82,148 @@ def summary(labels: Sequence[str], probabilities: np.ndarray, slugs: Sequence[st
             }
             for slug, p, r, f, s in zip(slugs, precision, recall, f1, support)
         },
+        "confusion": {"areas": slugs, "counts": matrix.tolist()},
     }
 
 
+def possible_label_errors(
+    ids: Sequence[str],
+    texts: Sequence[str],
+    labels: Sequence[str],
+    probabilities: np.ndarray,
+    slugs: Sequence[str],
+    threshold: float,
+) -> list[dict]:
+    """Labelled abstracts whose cross-validated prediction disagrees with the hand label with
+    at least ``threshold`` confidence, most confident first: worth a second look."""
+    suspects = []
+    for abstract_id, text, label, row in zip(ids, texts, labels, probabilities):
+        best = int(row.argmax())
+        if slugs[best] != label and row[best] >= threshold:
+            suspects.append(
+                {
+                    "abstract_id": abstract_id,
+                    "label": label,
+                    "predicted": slugs[best],
+                    "confidence": round(float(row[best]), 4),
+                    "label_probability": round(float(row[slugs.index(label)]), 4),
+                    "snippet": " ".join(text.split()[:10]),
+                }
+            )
+    return sorted(suspects, key=lambda s: -s["confidence"])
+
+
 def format_report(report: dict) -> str:
-    """The summary as text: headline figures, then the per-area table."""
+    """The figures as text: headline, per-area table, confusion matrix, label errors."""
     import pandas as pd
 
     table = pd.DataFrame.from_dict(report["per_area"], orient="index")
     table.index.name = "area"
+    confusion = report["confusion"]
+    matrix = pd.DataFrame(confusion["counts"], index=confusion["areas"], columns=confusion["areas"])
+    matrix.index.name = "labelled \\ predicted"
+    review = report["review"]
     lines = [
         f"{report['scheme']} on {report['labelled_abstracts']} labelled abstracts",
         f"accuracy  {report['accuracy']:.3f}",
         f"macro-F1  {report['macro_f1']:.3f}",
+        f"ECE       {report['ece']:.3f}   (expected calibration error, {CALIBRATION_BINS} bins)",
+        f"review    below {review['threshold']:.3f} confidence: {review['share_flagged']:.0%} of abstracts "
+        f"need review; the rest were right {review['accuracy_unflagged']:.0%} of the time",
         "",
         table.to_string(float_format=lambda x: f"{x:.3f}"),
+        "",
+        matrix.to_string(),
+    ]
+    suspects = report.get("possible_label_errors", [])
+    lines += ["", f"possible label errors: {len(suspects)}"]
+    lines += [
+        f"  {s['abstract_id']}  labelled {s['label']}, predicted {s['predicted']} ({s['confidence']:.2f})"
+        + f"  {s['snippet']}"
+        for s in suspects
     ]
     return "\n".join(lines)
+
+
+def write_plots(
+    report: dict, confidence: np.ndarray, correct: np.ndarray, directory: str | Path
+) -> list[Path]:
+    """A confusion-matrix PNG and a reliability-diagram PNG in ``directory``."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UsageError(
+            "--plots needs matplotlib, which is not installed", fix="Install it: pip install 'tagger[plots]'."
+        ) from None
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    areas = report["confusion"]["areas"]
+    counts = np.asarray(report["confusion"]["counts"])
+
+    figure, axes = plt.subplots(figsize=(1 + 0.6 * len(areas), 0.6 * len(areas) + 1), layout="constrained")
+    image = axes.imshow(counts, cmap="Blues")
+    axes.set_xticks(range(len(areas)), areas, rotation=60, ha="right")
+    axes.set_yticks(range(len(areas)), areas)
+    axes.set_xlabel("predicted area")
+    axes.set_ylabel("labelled area")
+    axes.set_title(
+        f"{report['scheme']}: accuracy {report['accuracy']:.2f}, macro-F1 {report['macro_f1']:.2f}"
+    )
+    for (i, j), n in np.ndenumerate(counts):
+        if n:
+            axes.text(
+                j, i, str(n), ha="center", va="center", color="white" if n > counts.max() / 2 else "black"
+            )
+    figure.colorbar(image, ax=axes, shrink=0.7)
+    confusion_path = directory / "confusion-matrix.png"
+    figure.savefig(confusion_path, dpi=120)
+    plt.close(figure)
+
+    bins = calibration_bins(confidence, correct)
+    figure, axes = plt.subplots(figsize=(5, 5), layout="constrained")
+    axes.plot([0, 1], [0, 1], color="grey", linestyle="--", label="perfect calibration")
+    accuracy = [b["accuracy"] for b in bins]
+    axes.bar([b["low"] for b in bins], accuracy, width=1 / CALIBRATION_BINS, align="edge", edgecolor="black",
+             alpha=0.7, label="accuracy in bin")  # fmt: skip
+    axes.plot([b["confidence"] for b in bins], accuracy, "o", color="black", label="mean confidence in bin")
+    for b in bins:
+        axes.annotate(str(b["count"]), (b["low"] + 0.05, b["accuracy"]), ha="center", va="bottom", fontsize=8)
+    axes.set_xlim(0, 1)
+    axes.set_ylim(0, 1.05)
+    axes.set_xlabel("confidence")
+    axes.set_ylabel("accuracy")
+    axes.set_title(f"Reliability ({report['scheme']}), ECE {report['ece']:.3f}")
+    axes.legend(loc="lower right")
+    reliability_path = directory / "reliability.png"
+    figure.savefig(reliability_path, dpi=120)
+    plt.close(figure)
+    return [confusion_path, reliability_path]
+
+
+FIGURES = ("labelled_abstracts", "accuracy", "macro_f1", "ece")
+
+
+def compare(
+    old_card: dict | None, new_card: dict, old_areas: Sequence[str], new_areas: Sequence[str]
+) -> dict:
+    """What retraining changed: each figure before and after, and how many of the given
+    abstracts (areas predicted by the old and the new model, in the same order) moved."""
+    before = {k: (old_card or {}).get("evaluation", {}).get(k) for k in FIGURES}
+    after = {k: new_card["evaluation"][k] for k in FIGURES}
+    changed = sum(a != b for a, b in zip(old_areas, new_areas)) if old_card else None
+    return {"before": before, "after": after, "changed": changed, "compared": len(new_areas)}
+
+
+def format_comparison(comparison: dict) -> str:
+    rows = [f"{'':20s}{'before':>10s}{'after':>10s}"]
+    for figure in FIGURES:
+        before, after = comparison["before"][figure], comparison["after"][figure]
+        cell = "-" if before is None else f"{before:.3f}" if isinstance(before, float) else str(before)
+        value = f"{after:.3f}" if isinstance(after, float) else str(after)
+        rows.append(f"{figure.replace('_', '-'):20s}{cell:>10s}{value:>10s}")
+    if comparison["changed"] is not None:
+        rows.append(f"{comparison['changed']} of {comparison['compared']} abstracts changed area")
+    return "\n".join(rows)

@@ -1,4 +1,5 @@
 import dataclasses
+import json
 
 import numpy as np
 import pytest
@@ -25,7 +26,9 @@ def test_the_shipped_model_is_current_with_labels_and_settings(shipped, training
 def test_retraining_reproduces_the_shipped_model(shipped, retrained):
     assert retrained.vocabulary == shipped.vocabulary
     np.testing.assert_allclose(retrained.coef, shipped.coef, atol=1e-6)
-    np.testing.assert_allclose(retrained.predict_proba(SEED_TEXTS), shipped.predict_proba(SEED_TEXTS), atol=1e-5)
+    np.testing.assert_allclose(
+        retrained.predict_proba(SEED_TEXTS), shipped.predict_proba(SEED_TEXTS), atol=1e-5
+    )
     assert retrained.card["evaluation"] == shipped.card["evaluation"]
 
 
@@ -53,6 +56,7 @@ def pipeline_and_model(training_set):
         "areas": [{"slug": s} for s in training_set.slugs],
         "features": settings.features_card(),
         "calibration": {"temperature": 1.0},
+        "review": {"threshold": 0.5},
     }
     model = export(pipeline, card)
     columns = [list(pipeline.classes_).index(area) for area in model.areas]  # scikit-learn sorts areas
@@ -65,7 +69,9 @@ def test_numpy_prediction_equals_the_scikit_learn_pipeline(pipeline_and_model):
     expected = pipeline.decision_function(texts)[:, columns]
     assert np.abs(expected).max() > 0.1
     np.testing.assert_allclose(model.decision_function(texts), expected, atol=1e-12)
-    np.testing.assert_allclose(model.predict_proba(texts), pipeline.predict_proba(texts)[:, columns], atol=1e-12)
+    np.testing.assert_allclose(
+        model.predict_proba(texts), pipeline.predict_proba(texts)[:, columns], atol=1e-12
+    )
 
 
 # Text made of words the model knows, mixed with arbitrary Unicode.
@@ -86,6 +92,7 @@ def tiny_set(labels=("a", "b", "a", "b")):
         areas=(Area("a", "A", "robots and arms", ("grasp",)), Area("b", "B", "proteins", ("fold",))),
         texts=texts[: len(labels)],
         labels=tuple(labels),
+        ids=tuple(f"id{i}" for i in range(len(labels))),
         use_descriptions=True,
         origin="test",
     )
@@ -128,9 +135,67 @@ def test_settings_round_trip_through_the_card(retrained):
 
 def test_train_api_reads_a_users_labelled_file(tmp_path):
     path = tmp_path / "mine.jsonl"
-    rows = [("robots grasp cups", "robots"), ("proteins fold", "bio"), ("arms move", "robots"), ("genes", "bio")]
+    rows = [
+        ("robots grasp cups", "robots"),
+        ("proteins fold", "bio"),
+        ("arms move", "robots"),
+        ("genes", "bio"),
+    ]
     path.write_text("".join(f'{{"abstract": "{t}", "area": "{a}"}}\n' for t, a in rows), encoding="utf-8")
     model = train(path)
     assert model.areas == ("bio", "robots")
     assert model.card["training_data"]["uses_area_descriptions"] is False
     assert model.predict("robots grasp").area == "robots"
+
+
+def test_review_threshold_and_label_errors_in_the_card(retrained):
+    review = retrained.card["review"]
+    assert review["target_accuracy"] == 0.9
+    assert retrained.review_threshold == review["threshold"]
+    assert 0 <= review["share_flagged"] <= 1 and review["accuracy_unflagged"] >= 0.9
+    for suspect in retrained.card["evaluation"]["possible_label_errors"]:
+        assert suspect["confidence"] >= review["threshold"] and suspect["label"] != suspect["predicted"]
+    assert 0 <= retrained.card["evaluation"]["ece"] <= 1
+
+
+def labelled_file(folder, n_per_area=12):
+    """A user's labelled corpus: three areas with their own vocabularies."""
+    words = {
+        "bio": "protein gene cell molecule enzyme genome".split(),
+        "robots": "robot grasp arm gripper locomotion manipulation".split(),
+        "games": "auction equilibrium bidder mechanism payoff strategy".split(),
+    }
+    rng = np.random.default_rng(0)
+    rows = []
+    for area, vocabulary in words.items():
+        for _ in range(n_per_area):
+            text = " ".join(rng.choice([*vocabulary, "model", "method", "results"], size=12))
+            rows.append({"title": f"On {rng.choice(vocabulary)}", "abstract": text, "area": area})
+    path = folder / "mine.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_settings_are_chosen_by_cross_validation_on_enough_labels(tmp_path, monkeypatch):
+    from tagger import training
+
+    monkeypatch.setattr(training, "SELECT_FROM", 30)
+    monkeypatch.setattr(training, "LEAVE_ONE_OUT_MAX", 20)
+    grid = {"C": (0.01, 10.0), "ngram_max": (1,), "sublinear_tf": (True,), "balance_areas": (True, False)}
+    monkeypatch.setattr(training, "SELECTION_GRID", grid)
+    model = train(labelled_file(tmp_path))
+    selection = model.card["settings_selection"]
+    assert selection["scheme"] == "stratified 5-fold" and len(selection["grid"]) == 4
+    best = max(row["macro_f1"] for row in selection["grid"])
+    near = [row for row in selection["grid"] if row["macro_f1"] >= best - training.SELECTION_TOLERANCE]
+    chosen = min(near, key=lambda row: row["log_loss"])
+    assert model.card["classifier"]["C"] == chosen["C"]
+    assert model.card["classifier"]["balance_areas"] == chosen["balance_areas"]
+    assert model.card["classifier"]["fit_intercept"] == (not chosen["balance_areas"])
+    assert model.predict("On gripper: robot arm grasp").area == "robots"
+
+
+def test_few_labels_keep_the_default_settings(tmp_path):
+    model = train(labelled_file(tmp_path, n_per_area=4))
+    assert model.card["settings_selection"] is None
+    assert TrainingSettings.from_card(model.card) == TrainingSettings()

@@ -1,0 +1,81 @@
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tagger.evaluate import (
+    calibration_bins,
+    compare,
+    expected_calibration_error,
+    format_comparison,
+    possible_label_errors,
+    review_threshold,
+    summary,
+)
+
+
+def test_ece_by_hand():
+    confidence = np.array([0.95, 0.95, 0.55, 0.55])
+    correct = np.array([True, False, True, True])
+    # bin 0.9-1.0: conf 0.95, acc 0.5 -> gap 0.45; bin 0.5-0.6: conf 0.55, acc 1.0 -> gap 0.45
+    assert expected_calibration_error(confidence, correct) == pytest.approx(0.45)
+    assert [(b["count"], b["accuracy"]) for b in calibration_bins(confidence, correct)] == [
+        (2, 1.0),
+        (2, 0.5),
+    ]
+
+
+def test_a_calibrated_predictor_has_small_ece():
+    rng = np.random.default_rng(0)
+    confidence = rng.uniform(0.2, 1.0, 20000)
+    assert expected_calibration_error(confidence, rng.random(20000) < confidence) < 0.02
+    assert expected_calibration_error(confidence, np.ones(20000, bool)) > 0.3  # underconfident
+
+
+@given(st.lists(st.tuples(st.floats(0, 1), st.booleans()), min_size=1, max_size=50))
+def test_ece_is_a_weighted_gap_between_0_and_1(pairs):
+    confidence, correct = (np.array(x) for x in zip(*pairs))
+    bins = calibration_bins(confidence, correct)
+    assert sum(b["count"] for b in bins) == len(pairs)
+    assert 0.0 <= expected_calibration_error(confidence, correct) <= 1.0
+
+
+def test_review_threshold_is_the_lowest_confidence_meeting_the_target():
+    confidence = np.array([0.99, 0.9, 0.8, 0.7, 0.6, 0.5])
+    correct = np.array([True, True, False, True, True, False])
+    # accuracy from the top: 1, 1, 2/3, 3/4, 4/5, 4/6
+    assert review_threshold(confidence, correct, 0.75) == 0.6
+    assert review_threshold(confidence, correct, 0.9) == 0.9
+    assert review_threshold(confidence, np.zeros(6, bool), 0.9) == 1.0
+
+
+def test_summary_figures_and_confusion():
+    slugs = ["a", "b", "c"]
+    probabilities = np.array([[0.8, 0.1, 0.1], [0.6, 0.3, 0.1], [0.2, 0.7, 0.1]])
+    result = summary(["a", "b", "b"], probabilities, slugs)
+    assert result["accuracy"] == pytest.approx(2 / 3, abs=1e-4)
+    assert result["macro_f1"] == pytest.approx((2 / 3 + 2 / 3) / 2, abs=1e-4)  # "c" has no labels
+    assert result["confusion"] == {"areas": slugs, "counts": [[1, 0, 0], [1, 1, 0], [0, 0, 0]]}
+    assert result["per_area"]["b"] == {"precision": 1.0, "recall": 0.5, "f1": 0.6667, "support": 2}
+
+
+def test_possible_label_errors_are_confident_disagreements():
+    probabilities = np.array([[0.9, 0.1], [0.4, 0.6], [0.2, 0.8]])
+    suspects = possible_label_errors(
+        ["x", "y", "z"], ["text x", "text y", "text z"], ["b", "a", "b"], probabilities, ["a", "b"], 0.55
+    )
+    assert [(s["abstract_id"], s["label"], s["predicted"]) for s in suspects] == [
+        ("x", "b", "a"),
+        ("y", "a", "b"),
+    ]
+    assert suspects[0]["snippet"] == "text x" and suspects[0]["label_probability"] == 0.1
+
+
+def test_compare_reports_figures_and_moved_abstracts():
+    old = {"evaluation": {"labelled_abstracts": 38, "accuracy": 0.7, "macro_f1": 0.6, "ece": 0.2}}
+    new = {"evaluation": {"labelled_abstracts": 40, "accuracy": 0.75, "macro_f1": 0.65, "ece": 0.1}}
+    comparison = compare(old, new, ["a", "b", "c"], ["a", "c", "c"])
+    assert comparison["changed"] == 1 and comparison["compared"] == 3
+    text = format_comparison(comparison)
+    assert "accuracy                 0.700     0.750" in text and "1 of 3 abstracts changed area" in text
+    assert compare(None, new, [], ["a"])["changed"] is None
