@@ -15,10 +15,13 @@ from .model import Model, Prediction, load_model
 __all__ = ["Model", "Prediction", "TaggerError", "__version__", "load_model", "predict", "train"]
 
 
-def predict(texts, *, model: Model | None = None):
+def predict(texts, *, model: Model | None = None, review_below: float | None = None, explain: bool = False):
     """Tag one abstract (a ``str``: returns a :class:`Prediction`) or many (a list of ``str``:
-    returns a list of predictions, in the same order) with the shipped model, or ``model``."""
-    return (model or load_model()).predict(texts)
+    returns a list of predictions, in the same order) with the shipped model, or ``model``.
+
+    ``review_below`` overrides the model's review threshold (``Prediction.needs_review``);
+    ``explain=True`` fills ``Prediction.top_terms``."""
+    return (model or load_model()).predict(texts, review_below=review_below, explain=explain)
 
 
 def train(data=None, *, labels="labels", abstracts=("seeds",), settings=None) -> Model:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
+import itertools
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -31,12 +32,19 @@ ARRAYS = ("vocabulary", "idf", "coef", "intercept")
 
 @dataclass(frozen=True)
 class Prediction:
-    """The area of one abstract, how sure the model is (``confidence``, the calibrated
-    probability of ``area``), and every area's probability (``scores``, summing to 1)."""
+    """The area of one abstract and how sure the model is.
+
+    ``confidence`` is the calibrated probability of ``area``; ``scores`` holds every area's
+    probability (summing to 1); ``needs_review`` is true when the confidence is below the
+    review threshold. ``top_terms`` (filled when asked for with ``explain=True``) lists the
+    terms that pushed the abstract toward ``area``, strongest first, with their push.
+    """
 
     area: str
     confidence: float
     scores: dict[str, float]
+    needs_review: bool = False
+    top_terms: tuple[tuple[str, float], ...] = ()
 
     @property
     def runner_up(self) -> str:
@@ -72,6 +80,7 @@ class Model:
         self.analyzer = TextAnalyzer.from_settings(features["analyzer"])
         self.sublinear_tf = bool(features["sublinear_tf"])
         self.temperature = float(card["calibration"]["temperature"])
+        self.review_threshold = float(card["review"]["threshold"])
         self._index = {term: i for i, term in enumerate(self.vocabulary)}
         self._coef_by_feature = np.ascontiguousarray(self.coef.T)
         _check_shapes(self)
@@ -103,9 +112,11 @@ class Model:
     def decision_function(self, texts: Sequence[str]) -> np.ndarray:
         """Raw linear scores, one row per text, one column per area."""
         texts = _as_texts(texts)
-        row_of, feature_of, values = self.tfidf(texts)
+        return self._scores(*self.tfidf(texts), len(texts))
+
+    def _scores(self, row_of: np.ndarray, feature_of: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
         contributions = self._coef_by_feature[feature_of] * values[:, None]
-        scores = np.zeros((len(texts), len(self.areas)))
+        scores = np.zeros((n, len(self.areas)))
         np.add.at(scores, row_of, contributions)
         return scores + self.intercept
 
@@ -114,24 +125,55 @@ class Model:
         return softmax(self.decision_function(texts) / self.temperature)
 
     @overload
-    def predict(self, texts: str) -> Prediction: ...
+    def predict(self, texts: str, *, review_below: float | None = ..., explain: bool = ...) -> Prediction: ...
     @overload
-    def predict(self, texts: Iterable[str]) -> list[Prediction]: ...
+    def predict(
+        self, texts: Iterable[str], *, review_below: float | None = ..., explain: bool = ...
+    ) -> list[Prediction]: ...
 
-    def predict(self, texts):
-        """The area and confidence of one text (a ``str``) or of each text in a list."""
+    def predict(self, texts, *, review_below=None, explain=False):
+        """The area and confidence of one text (a ``str``) or of each text in a list.
+
+        ``review_below`` overrides the model's review threshold; ``explain=True`` fills
+        :attr:`Prediction.top_terms`.
+        """
         if isinstance(texts, str):
-            return self.predict([texts])[0]
-        probabilities = self.predict_proba(_as_texts(texts))
+            return self.predict([texts], review_below=review_below, explain=explain)[0]
+        texts = _as_texts(texts)
+        threshold = self.review_threshold if review_below is None else review_below
+        tfidf = self.tfidf(texts)
+        probabilities = softmax(self._scores(*tfidf, len(texts)) / self.temperature)
         best = probabilities.argmax(axis=1)
+        terms = self._top_terms(*tfidf, best) if explain else [()] * len(texts)
         return [
             Prediction(
                 area=self.areas[k],
                 confidence=float(row[k]),
                 scores=dict(zip(self.areas, map(float, row))),
+                needs_review=bool(row[k] < threshold),
+                top_terms=top,
             )
-            for k, row in zip(best, probabilities)
+            for k, row, top in zip(best, probabilities, terms)
         ]
+
+    def _top_terms(
+        self, row_of: np.ndarray, feature_of: np.ndarray, values: np.ndarray, areas: np.ndarray, n: int = 10
+    ) -> list[tuple[tuple[str, float], ...]]:
+        """Per text, the terms with the largest push toward its area: TF-IDF value times the
+        area's weight minus the mean weight over areas (the softmax ignores what all areas
+        share), largest first, positive only."""
+        centred = self._coef_by_feature - self._coef_by_feature.mean(axis=1, keepdims=True)
+        push = values * centred[feature_of, areas[row_of]]
+        starts = np.searchsorted(row_of, np.arange(len(areas) + 1))
+        explanations = []
+        for start, end in itertools.pairwise(starts):
+            order = start + np.argsort(-push[start:end], kind="stable")[:n]
+            explanations.append(
+                tuple(
+                    (self.vocabulary[feature_of[i]], round(float(push[i]), 4)) for i in order if push[i] > 0
+                )
+            )
+        return explanations
 
     # -- files ------------------------------------------------------------------------------
 
@@ -235,7 +277,7 @@ def _read_card(path: Path) -> dict:
             where=str(path),
             fix="Upgrade tagger (pip install -U tagger), or retrain the model with this version.",
         )
-    required = ("areas", "features", "calibration", "weights_file", "weights_sha256")
+    required = ("areas", "features", "calibration", "review", "weights_file", "weights_sha256")
     missing = [key for key in required if key not in card]
     if missing:
         raise ModelError(

@@ -52,7 +52,10 @@ def test_predictions_are_deterministic(shipped):
 
 
 def test_the_model_argument_is_used(retrained, shipped):
-    assert predict("Robots grasp cups.", model=retrained).scores.keys() == predict("Robots grasp cups.").scores.keys()
+    assert (
+        predict("Robots grasp cups.", model=retrained).scores.keys()
+        == predict("Robots grasp cups.").scores.keys()
+    )
     assert retrained is not shipped
 
 
@@ -132,7 +135,7 @@ def test_edited_weights_are_detected(saved):
 
 def test_a_newer_format_asks_for_an_upgrade(saved):
     edit_card(saved, format_version=FORMAT_VERSION + 1)
-    with pytest.raises(ModelError, match="newer than this tagger reads.*Upgrade tagger"):
+    with pytest.raises(ModelError, match=r"newer than this tagger reads.*Upgrade tagger"):
         Model.load(saved)
 
 
@@ -145,3 +148,40 @@ def test_a_card_that_is_not_json_is_a_clear_error(saved):
 def test_all_user_errors_share_one_type():
     assert issubclass(ModelError, TaggerError) and issubclass(UsageError, TaggerError)
     assert tagger.TaggerError is TaggerError
+
+
+def test_needs_review_follows_the_threshold(shipped):
+    texts = [*SEED_TEXTS[:5], "graph neural networks", "deep learning"]
+    for prediction in predict(texts):
+        assert prediction.needs_review == (prediction.confidence < shipped.review_threshold)
+    assert all(p.needs_review for p in predict(texts, review_below=1.01))
+    assert not any(p.needs_review for p in predict(texts, review_below=0.0))
+    assert 0 < shipped.review_threshold <= 1
+
+
+def test_top_terms_are_the_terms_pushing_toward_the_area(shipped):
+    text = "Membership inference attacks reveal which records trained a differentially private model."
+    prediction = predict(text, explain=True)
+    assert predict(text).top_terms == ()  # only when asked for
+    terms = [term for term, _ in prediction.top_terms]
+    pushes = [push for _, push in prediction.top_terms]
+    assert prediction.area == "safety" and 0 < len(terms) <= 10
+    assert pushes == sorted(pushes, reverse=True) and min(pushes) > 0
+    assert set(terms) <= set(shipped.analyzer(text))
+    # Each push is TF-IDF value x (the area's weight - the mean weight over areas).
+    _rows, features, values = shipped.tfidf([text])
+    k = shipped.areas.index("safety")
+    expected = {
+        shipped.vocabulary[j]: v * (shipped.coef[k, j] - shipped.coef[:, j].mean())
+        for j, v in zip(features, values)
+    }
+    for term, push in prediction.top_terms:
+        assert push == pytest.approx(expected[term], abs=1e-4)
+    assert max(expected.values()) == pytest.approx(pushes[0], abs=1e-4)
+
+
+@given(st.text(max_size=300))
+def test_explaining_any_text_works(shipped, text):
+    prediction = predict(text, explain=True)
+    check(prediction, shipped.areas)
+    assert all(push > 0 for _, push in prediction.top_terms)
