@@ -14,11 +14,17 @@ CHUNK_SIZE = 2000
 
 
 def tag_abstracts(
-    abstracts: Iterable[Abstract], model: Model, chunk_size: int = CHUNK_SIZE
+    abstracts: Iterable[Abstract],
+    model: Model,
+    *,
+    review_below: float | None = None,
+    chunk_size: int = CHUNK_SIZE,
 ) -> Iterator[tuple[Abstract, Prediction]]:
     iterator = iter(abstracts)
     while chunk := list(itertools.islice(iterator, chunk_size)):
-        yield from zip(chunk, model.predict([abstract.document for abstract in chunk]))
+        yield from zip(
+            chunk, model.predict([abstract.document for abstract in chunk], review_below=review_below)
+        )
 
 
 def tag_files(
@@ -28,7 +34,8 @@ def tag_files(
     input_format: str | None = None,
     encoding: str = "utf-8",
     report: ReadReport | None = None,
+    review_below: float | None = None,
 ) -> Iterator[tuple[Abstract, Prediction]]:
     """Tag every abstract in ``paths`` (files, directories, ``-`` for stdin)."""
     abstracts = read_abstracts(paths, input_format=input_format, encoding=encoding, report=report)
-    return tag_abstracts(abstracts, model)
+    return tag_abstracts(abstracts, model, review_below=review_below)

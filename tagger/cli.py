@@ -6,9 +6,12 @@ import argparse
 import sys
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
 from . import __version__, corpus, output
 from .errors import TaggerError, UsageError
+
+DEFAULT_MODEL_DIR = "models"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -23,26 +26,30 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tagger {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    predict = commands.add_parser("predict", help="tag every abstract in files, folders or stdin (-)")
-    predict.add_argument("paths", nargs="+", metavar="PATH", help=".txt, .csv or .jsonl files, folders, or -")
-    predict.add_argument("--model", metavar="DIR", help="model folder (default: the shipped model)")
-    predict.add_argument(
-        "--format", choices=output.FORMATS, default="csv", help="output format (default csv)"
-    )
-    predict.add_argument("--output", metavar="FILE", help="write here instead of stdout (atomically)")
-    predict.add_argument("--input-format", choices=corpus.FORMATS, help="read every input as this format")
-    predict.add_argument("--encoding", default="utf-8", help="text encoding of the inputs (default utf-8)")
-    predict.set_defaults(run=_predict)
-
-    for name, help_text in (
-        ("train", "train a model from the hand labels (or a labelled file) and save it"),
-        ("evaluate", "cross-validated accuracy, macro-F1 and a per-area table"),
-    ):
-        command = commands.add_parser(name, help=help_text)
-        command.add_argument("--data", metavar="FILE", help="labelled .csv/.jsonl with 'abstract' and 'area'")
+    def inputs(command: argparse.ArgumentParser, what: str) -> None:
         command.add_argument(
-            "--labels", metavar="DIR", default="labels", help="taxonomy and labels (default labels)"
+            "paths", nargs="+", metavar="PATH", help=f"{what}: .txt, .csv, .jsonl files, folders, or -"
         )
+        command.add_argument("--input-format", choices=corpus.FORMATS, help="read every input as this format")
+        command.add_argument(
+            "--encoding", default="utf-8", help="text encoding of the inputs (default utf-8)"
+        )
+
+    def model(command: argparse.ArgumentParser) -> None:
+        command.add_argument(
+            "--model",
+            metavar="DIR",
+            help=f"model folder (default: ./{DEFAULT_MODEL_DIR} if it holds one, else the shipped model)",
+        )
+
+    def labels(command: argparse.ArgumentParser) -> None:
+        command.add_argument(
+            "--labels", metavar="DIR", default="labels", help="taxonomy and hand labels (default labels)"
+        )
+
+    def training_data(command: argparse.ArgumentParser) -> None:
+        command.add_argument("--data", metavar="FILE", help="labelled .csv/.jsonl with 'abstract' and 'area'")
+        labels(command)
         command.add_argument(
             "--abstracts",
             metavar="PATH",
@@ -50,33 +57,198 @@ def _parser() -> argparse.ArgumentParser:
             default=["seeds"],
             help="abstracts the labels name (default seeds)",
         )
-        if name == "train":
-            command.add_argument(
-                "--model", metavar="DIR", default="models", help="where to save (default models)"
-            )
-        command.set_defaults(run=_train if name == "train" else _evaluate)
+
+    predict = commands.add_parser("predict", help="tag every abstract in files, folders or stdin (-)")
+    inputs(predict, "abstracts to tag")
+    model(predict)
+    predict.add_argument(
+        "--format", choices=output.FORMATS, default="csv", help="output format (default csv)"
+    )
+    predict.add_argument("--output", metavar="FILE", help="write here instead of stdout (atomically)")
+    predict.add_argument("--review-below", metavar="X", type=float, help="flag confidence below X for review")
+    predict.set_defaults(run=_predict)
+
+    explain = commands.add_parser("explain", help="show the terms that decided each abstract's area")
+    explain.add_argument(
+        "paths", nargs="+", metavar="TEXT|PATH", help="abstract text, or files/folders of abstracts"
+    )
+    explain.add_argument("--terms", type=int, default=10, metavar="N", help="terms to show (default 10)")
+    model(explain)
+    explain.set_defaults(run=_explain)
+
+    suggest = commands.add_parser(
+        "suggest", help="the unlabelled abstracts whose labels would teach the model most"
+    )
+    inputs(suggest, "abstracts to choose from")
+    suggest.add_argument("--n", type=int, default=10, help="how many (default 10)")
+    model(suggest)
+    labels(suggest)
+    suggest.set_defaults(run=_suggest)
+
+    label = commands.add_parser("label", help="label abstracts by hand, most useful first")
+    inputs(label, "abstracts to label")
+    label.add_argument("--n", type=int, default=20, help="how many to show (default 20)")
+    model(label)
+    labels(label)
+    label.add_argument(
+        "--abstracts",
+        metavar="DIR",
+        default="seeds",
+        help="where labelled abstracts are kept (default seeds)",
+    )
+    label.set_defaults(run=_label)
+
+    train = commands.add_parser(
+        "train", help="train a model from the hand labels (or a labelled file) and save it"
+    )
+    training_data(train)
+    train.add_argument(
+        "--model", metavar="DIR", default=DEFAULT_MODEL_DIR, help="where to save (default models)"
+    )
+    train.set_defaults(run=_train)
+
+    evaluate = commands.add_parser(
+        "evaluate", help="cross-validated accuracy, macro-F1, calibration, per-area table"
+    )
+    training_data(evaluate)
+    evaluate.add_argument(
+        "--plots", metavar="DIR", help="write confusion-matrix.png and reliability.png here"
+    )
+    evaluate.set_defaults(run=_evaluate)
     return parser
+
+
+def _load_model(directory: str | None):
+    from .model import CARD_FILE, load_model
+
+    if directory is None and (Path(DEFAULT_MODEL_DIR) / CARD_FILE).is_file():
+        directory = DEFAULT_MODEL_DIR
+    return load_model(directory)
 
 
 def _predict(args: argparse.Namespace) -> int:
     from .batch import tag_files
-    from .model import load_model
 
-    model = load_model(args.model)
+    model = _load_model(args.model)
+    threshold = model.review_threshold if args.review_below is None else args.review_below
     report = corpus.ReadReport()
     areas: Counter[str] = Counter()
+    needs_review = 0
     tagged = tag_files(
-        args.paths, model, input_format=args.input_format, encoding=args.encoding, report=report
+        args.paths,
+        model,
+        input_format=args.input_format,
+        encoding=args.encoding,
+        report=report,
+        review_below=threshold,
     )
     with output.open_output(args.output) as stream:
         writer = output.RowWriter(stream, args.format)
         for abstract, prediction in tagged:
             writer.write(output.row(abstract, prediction))
             areas[prediction.area] += 1
+            needs_review += prediction.needs_review
+    headings = f" ({len(report.headings)} heading(s) skipped)" if report.headings else ""
     per_area = ", ".join(f"{area} {n}" for area, n in areas.most_common())
-    headings = f"; {len(report.headings)} heading(s) not tagged" if report.headings else ""
     print(
-        f"tagged {report.read} abstract(s){headings}" + (f": {per_area}" if per_area else ""), file=sys.stderr
+        f"tagged {report.read} abstract(s){headings}"
+        + (f": {per_area}" if per_area else "")
+        + f"; {needs_review} need review (confidence below {threshold:.2f})",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    model = _load_model(args.model)
+    if all(Path(p).exists() or p == corpus.STDIN for p in args.paths):
+        abstracts = list(corpus.read_abstracts(args.paths))
+    else:
+        text = " ".join(args.paths)
+        abstracts = [corpus.Abstract(corpus.abstract_id(text), text, "<text>", 1, 1)]
+    predictions = model.predict([a.document for a in abstracts], explain=True)
+    for abstract, prediction in zip(abstracts, predictions):
+        print(f"{abstract.source}:{abstract.position}  id {abstract.id}")
+        print(
+            f"  {prediction.area} {prediction.confidence:.2f}, runner-up {prediction.runner_up} "
+            f"{prediction.runner_up_confidence:.2f}" + ("  (needs review)" if prediction.needs_review else "")
+        )
+        for term, push in prediction.top_terms[: args.terms]:
+            print(f"    {push:+.3f}  {term}")
+    return 0
+
+
+def _labelled_ids(labels_dir: str) -> set[str]:
+    from .labels import AREAS_FILE, LABELS_FILE, load_areas, load_labels
+
+    labels_path = Path(labels_dir) / LABELS_FILE
+    if not labels_path.exists():
+        return set()
+    return {
+        label.abstract_id for label in load_labels(labels_path, load_areas(Path(labels_dir) / AREAS_FILE))
+    }
+
+
+def _queue(args: argparse.Namespace, model):
+    from .labelling import suggest
+
+    abstracts = corpus.read_abstracts(args.paths, input_format=args.input_format, encoding=args.encoding)
+    return suggest(abstracts, model, args.n, exclude=_labelled_ids(args.labels))
+
+
+def _suggest(args: argparse.Namespace) -> int:
+    queue = _queue(args, _load_model(args.model))
+    if not queue:
+        print("nothing to suggest: every abstract given is labelled already", file=sys.stderr)
+    for rank, item in enumerate(queue, start=1):
+        guesses = ", ".join(f"{slug} {p:.2f}" for slug, p in item.guesses())
+        snippet = " ".join(item.abstract.text.split()[:14])
+        print(f"{rank:3d}  {item.abstract.id}  margin {item.margin:.2f}  {guesses}  | {snippet}")
+    return 0
+
+
+def _label(args: argparse.Namespace) -> int:
+    from .labelling import label_session
+    from .labels import AREAS_FILE, LABELS_FILE, add_label, load_areas
+
+    areas = load_areas(Path(args.labels) / AREAS_FILE)
+    model = _load_model(args.model)
+    if set(model.areas) - {area.slug for area in areas}:
+        raise UsageError(
+            f"the model's areas differ from {Path(args.labels) / AREAS_FILE}",
+            fix="Retrain with 'tagger train', or point --model at a model of these areas.",
+        )
+    stored = (
+        {a.id for a in corpus.read_abstracts([args.abstracts])} if Path(args.abstracts).is_dir() else set()
+    )
+    queue = _queue(args, model)
+
+    def save(abstract: corpus.Abstract, area: str) -> None:
+        add_label(args.labels, args.abstracts, abstract, area, stored=abstract.id in stored)
+        stored.add(abstract.id)
+
+    def ask(prompt: str) -> str:
+        if sys.stdin.isatty():
+            return input(prompt)  # with line editing
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        print(f"{prompt}{line.rstrip()}")  # echo piped answers so the transcript reads naturally
+        return line
+
+    def say(text: str) -> None:
+        print(text, flush=True)
+
+    if not queue:
+        print("nothing to label: every abstract given is labelled already", file=sys.stderr)
+        return 0
+    print(f"{len(queue)} abstract(s) to label, most useful first. Answers are saved at once.", flush=True)
+    result = label_session(queue, areas, save, ask, say)
+    saved_to = Path(args.labels) / LABELS_FILE
+    print(
+        f"labelled {len(result.labelled)}, skipped {result.skipped}; saved to {saved_to}. "
+        "Retrain with 'tagger train'.",
+        file=sys.stderr,
     )
     return 0
 
@@ -88,25 +260,45 @@ def _training_set(args: argparse.Namespace):
 
 
 def _train(args: argparse.Namespace) -> int:
+    from .evaluate import compare, format_comparison
+    from .model import Model
     from .training import train
 
-    model = train(_training_set(args))
+    training_set = _training_set(args)
+    try:
+        previous = Model.load(args.model)
+    except TaggerError:
+        previous = None
+    model = train(training_set)
     model.save(args.model)
     figures = model.card["evaluation"]
     print(
         f"trained on {figures['labelled_abstracts']} labelled abstracts; {figures['scheme']}: "
-        f"accuracy {figures['accuracy']:.3f}, macro-F1 {figures['macro_f1']:.3f}; saved to {args.model}",
+        f"accuracy {figures['accuracy']:.3f}, macro-F1 {figures['macro_f1']:.3f}, ECE {figures['ece']:.3f}; "
+        f"saved to {args.model}",
         file=sys.stderr,
     )
+    texts = [] if args.data else [a.document for a in corpus.read_abstracts(args.abstracts)]
+    old_areas = (
+        [p.area for p in previous.predict(texts)] if previous and previous.areas == model.areas else []
+    )
+    comparison = compare(
+        previous.card if previous else None, model.card, old_areas, [p.area for p in model.predict(texts)]
+    )
+    if previous is not None:
+        print(format_comparison(comparison), file=sys.stderr)
     return 0
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from .evaluate import format_report
-    from .training import TrainingSettings, calibrate
+    from .evaluate import format_report, write_plots
+    from .training import validate
 
-    _, report = calibrate(_training_set(args), TrainingSettings())
-    print(format_report(report))
+    _, validation, _ = validate(_training_set(args))
+    print(format_report(validation.report))
+    if args.plots:
+        for path in write_plots(validation.report, validation.confidence, validation.correct, args.plots):
+            print(f"wrote {path}", file=sys.stderr)
     return 0
 
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .corpus import read_abstracts
+from .atomic import atomic_write
+from .corpus import Abstract, read_abstracts
 from .errors import LabelError
 
 AREAS_FILE = "areas.csv"
@@ -55,12 +57,13 @@ class TrainingSet:
     areas: tuple[Area, ...]
     texts: tuple[str, ...]
     labels: tuple[str, ...]
+    ids: tuple[str, ...]
     use_descriptions: bool
     origin: str
 
     def __post_init__(self) -> None:
-        if len(self.texts) != len(self.labels):
-            raise ValueError("texts and labels differ in length")
+        if not len(self.texts) == len(self.labels) == len(self.ids):
+            raise ValueError("texts, labels and ids differ in length")
 
     @property
     def slugs(self) -> tuple[str, ...]:
@@ -163,7 +166,7 @@ def load_training_set(
     labels_dir = Path(labels_dir)
     areas = load_areas(labels_dir / AREAS_FILE)
     labels = load_labels(labels_dir / LABELS_FILE, areas)
-    texts = {abstract.id: abstract.text for abstract in read_abstracts(abstracts)}
+    texts = {abstract.id: abstract.document for abstract in read_abstracts(abstracts)}
     missing = [label for label in labels if label.abstract_id not in texts]
     if missing:
         first = missing[0]
@@ -177,6 +180,7 @@ def load_training_set(
         areas=areas,
         texts=tuple(texts[label.abstract_id] for label in labels),
         labels=tuple(label.area for label in labels),
+        ids=tuple(label.abstract_id for label in labels),
         use_descriptions=True,
         origin=str(labels_dir),
     )
@@ -187,6 +191,7 @@ def read_labelled_file(path: str | Path) -> TrainingSet:
     The areas are the distinct values of ``area``; they have no descriptions."""
     texts: list[str] = []
     labels: list[str] = []
+    ids: list[str] = []
     for abstract in read_abstracts([path]):
         if not abstract.area:
             raise LabelError(
@@ -196,6 +201,7 @@ def read_labelled_file(path: str | Path) -> TrainingSet:
             )
         texts.append(abstract.document)
         labels.append(abstract.area)
+        ids.append(abstract.id)
     slugs = sorted(set(labels))
     if len(slugs) < 2:
         raise LabelError(
@@ -205,6 +211,42 @@ def read_labelled_file(path: str | Path) -> TrainingSet:
         areas=tuple(Area(slug, slug) for slug in slugs),
         texts=tuple(texts),
         labels=tuple(labels),
+        ids=tuple(ids),
         use_descriptions=False,
         origin=str(path),
     )
+
+
+LABELLED_ABSTRACTS_FILE = "labelled.jsonl"
+
+
+def _append_atomically(path: Path, header: str, line: str) -> None:
+    """Rewrite ``path`` with ``line`` added at the end, in one atomic rename: a crash leaves
+    the old file or the new one, never half a line."""
+    old = path.read_text(encoding="utf-8") if path.exists() else header
+    if old and not old.endswith("\n"):
+        old += "\n"
+    with atomic_write(path) as stream:
+        stream.write(old + line)
+
+
+def add_label(
+    labels_dir: str | Path, abstracts_dir: str | Path, abstract: Abstract, area: str, *, stored: bool
+) -> None:
+    """Record a hand label: the abstract's text first (in ``abstracts_dir/labelled.jsonl``,
+    unless it is ``stored`` there already), then the row in ``labels.csv``. Each write is
+    atomic, and in this order an interruption never leaves a label without its abstract."""
+    if not stored:
+        record = {
+            "id": abstract.id,
+            "title": abstract.title,
+            "abstract": abstract.text,
+            "source": abstract.source,
+        }
+        Path(abstracts_dir).mkdir(parents=True, exist_ok=True)
+        _append_atomically(
+            Path(abstracts_dir) / LABELLED_ABSTRACTS_FILE, "", json.dumps(record, ensure_ascii=False) + "\n"
+        )
+    row = io.StringIO()
+    csv.writer(row, lineterminator="\n").writerow([abstract.id, area, " ".join(abstract.text.split()[:12])])
+    _append_atomically(Path(labels_dir) / LABELS_FILE, ",".join(LABEL_COLUMNS) + "\n", row.getvalue())

@@ -15,7 +15,16 @@ from .corpus import Abstract
 from .model import Prediction
 
 FORMATS = ("csv", "jsonl")
-COLUMNS = ("source", "position", "id", "area", "confidence", "runner_up", "runner_up_confidence")
+COLUMNS = (
+    "source",
+    "position",
+    "id",
+    "area",
+    "confidence",
+    "runner_up",
+    "runner_up_confidence",
+    "needs_review",
+)
 DIGITS = 4
 
 
@@ -28,6 +37,7 @@ def row(abstract: Abstract, prediction: Prediction) -> dict:
         "confidence": round(prediction.confidence, DIGITS),
         "runner_up": prediction.runner_up,
         "runner_up_confidence": round(prediction.runner_up_confidence, DIGITS),
+        "needs_review": prediction.needs_review,
     }
 
 

@@ -33,12 +33,23 @@ def test_predict_tags_every_seed_in_order(capsys, shipped):
     for r in rows:
         assert 0 <= float(r["runner_up_confidence"]) <= float(r["confidence"]) <= 1
         assert r["runner_up"] in shipped.areas and r["runner_up"] != r["area"]
-    assert err.startswith("tagged 38 abstract(s); 2 heading(s) not tagged: ")
+    assert err.startswith("tagged 38 abstract(s) (2 heading(s) skipped): llm 9, ")
+    assert err.endswith(f"; 0 need review (confidence below {shipped.review_threshold:.2f})\n")
+    assert all(r["needs_review"] == "False" for r in rows)  # the seeds are the training data
+
+
+def test_predict_flags_abstracts_below_the_review_threshold(capsys):
+    status, out, err = run(capsys, "predict", SEEDS, "--review-below", "1.01")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert status == 0 and all(r["needs_review"] == "True" for r in rows)
+    assert err.endswith("; 38 need review (confidence below 1.01)\n")
 
 
 def test_predict_writes_jsonl_to_a_file(capsys, tmp_path):
     target = tmp_path / "tags.jsonl"
-    status, out, _ = run(capsys, "predict", SEEDS / "neurips2026-a.txt", "--format", "jsonl", "--output", target)
+    status, out, _ = run(
+        capsys, "predict", SEEDS / "neurips2026-a.txt", "--format", "jsonl", "--output", target
+    )
     assert status == 0 and out == ""
     rows = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 19 and list(rows[0]) == list(COLUMNS)
@@ -53,7 +64,9 @@ def test_predict_reads_stdin(capsys, monkeypatch):
 
 
 def test_predict_reads_csv_and_jsonl_with_their_ids(capsys, tmp_path):
-    (tmp_path / "a.csv").write_text("id,abstract\nx1,Quantization of LLM weights on GPUs.\n", encoding="utf-8")
+    (tmp_path / "a.csv").write_text(
+        "id,abstract\nx1,Quantization of LLM weights on GPUs.\n", encoding="utf-8"
+    )
     (tmp_path / "b.jsonl").write_text('{"id": "y2", "abstract": "Gaussian processes."}\n', encoding="utf-8")
     status, out, _ = run(capsys, "predict", tmp_path)
     assert status == 0
@@ -64,18 +77,64 @@ def test_train_then_predict_with_the_new_model(capsys, tmp_path, shipped):
     status, _, err = run(capsys, "train", "--labels", LABELS, "--abstracts", SEEDS, "--model", tmp_path)
     assert status == 0
     assert "trained on 38 labelled abstracts; leave-one-out: accuracy" in err
+    assert "before" not in err  # nothing to compare with yet
     assert load_model(tmp_path).card["training_data"]["sha256"] == shipped.card["training_data"]["sha256"]
+    status, _, err = run(capsys, "train", "--labels", LABELS, "--abstracts", SEEDS, "--model", tmp_path)
+    assert status == 0
+    assert "before     after" in err and "0 of 38 abstracts changed area" in err
     status, out, _ = run(capsys, "predict", SEEDS, "--model", tmp_path)
     assert status == 0 and len(out.splitlines()) == 39
 
 
-def test_evaluate_prints_figures_and_a_table(capsys):
-    status, out, _ = run(capsys, "evaluate", "--labels", LABELS, "--abstracts", SEEDS)
+def test_evaluate_prints_figures_tables_and_suspect_labels(capsys, tmp_path, shipped):
+    status, out, err = run(capsys, "evaluate", "--labels", LABELS, "--abstracts", SEEDS, "--plots", tmp_path)
     assert status == 0
-    assert out.startswith("leave-one-out on 38 labelled abstracts\naccuracy  ")
-    accuracy = float(out.splitlines()[1].split()[1])
-    assert accuracy >= 0.65
-    assert "probabilistic" in out and "precision" in out
+    lines = out.splitlines()
+    assert lines[0] == "leave-one-out on 38 labelled abstracts"
+    figures = {line.split()[0]: float(line.split()[1]) for line in lines[1:4]}
+    assert figures == pytest.approx(
+        {
+            "accuracy": shipped.card["evaluation"]["accuracy"],
+            "macro-F1": shipped.card["evaluation"]["macro_f1"],
+            "ECE": shipped.card["evaluation"]["ece"],
+        },
+        abs=5e-4,
+    )
+    assert figures["accuracy"] >= 0.70
+    assert lines[4].startswith(f"review    below {shipped.review_threshold:.3f} confidence: ")
+    assert "precision" in out and "labelled \\ predicted" in out
+    suspects = shipped.card["evaluation"]["possible_label_errors"]
+    assert f"possible label errors: {len(suspects)}" in out
+    for suspect in suspects:
+        assert (
+            f"{suspect['abstract_id']}  labelled {suspect['label']}, predicted {suspect['predicted']}" in out
+        )
+    for name in ("confusion-matrix.png", "reliability.png"):
+        assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")
+        assert f"wrote {tmp_path / name}" in err
+
+
+def test_plots_without_matplotlib_say_how_to_install_it(capsys, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails as if not installed
+    status, _, err = run(capsys, "evaluate", "--labels", LABELS, "--abstracts", SEEDS, "--plots", tmp_path)
+    assert status == 1
+    assert err == (
+        "tagger: --plots needs matplotlib, which is not installed. Install it: pip install 'tagger[plots]'.\n"
+    )
+
+
+def test_explain_shows_the_deciding_terms(capsys):
+    status, out, _ = run(
+        capsys, "explain", "A jailbreak attack makes aligned models ignore their guardrails."
+    )
+    lines = out.splitlines()
+    assert status == 0 and lines[0].startswith("<text>:1  id ")
+    assert lines[1].startswith("  safety ")
+    pushes = [float(line.split()[0]) for line in lines[2:]]
+    assert pushes == sorted(pushes, reverse=True) and all(p > 0 for p in pushes)
+    assert "jailbreak" in {line.split(maxsplit=1)[1] for line in lines[2:]}
+    status, out, _ = run(capsys, "explain", SEEDS / "neurips2026-b.txt", "--terms", "3")
+    assert status == 0 and out.count("  id ") == 19 and len(out.splitlines()) == 19 * 5
 
 
 @pytest.mark.parametrize(
@@ -89,7 +148,7 @@ def test_evaluate_prints_figures_and_a_table(capsys):
     ],
 )
 def test_errors_are_one_line_with_a_status(capsys, args, status, message):
-    code, out, err = run(capsys, *args)
+    code, _out, err = run(capsys, *args)
     assert code == status
     assert err.startswith(message) and err.count("\n") == 1 and "Traceback" not in err
 

@@ -27,7 +27,7 @@ def test_ids_survive_renaming_reordering_and_rewrapping(tmp_path):
     original = {a.id: a.text for a in read_abstracts([SEEDS])}
     files = sorted(SEEDS.glob("*.txt"))
     shutil.copy(files[0], tmp_path / "zz-renamed.txt")
-    heading, *paragraphs = files[1].read_text(encoding="utf-8").split("\n\n")
+    _heading, *paragraphs = files[1].read_text(encoding="utf-8").split("\n\n")
     rewrapped = [p.replace(". ", ".\n  ") for p in reversed(paragraphs)]  # other order and line breaks
     (tmp_path / "aa-reordered.txt").write_text("\r\n\r\n".join(rewrapped), encoding="utf-8")
     moved = {a.id: a.text for a in read_abstracts([tmp_path])}
@@ -52,7 +52,7 @@ def test_byte_order_mark_and_windows_line_endings_change_nothing(tmp_path):
     plain.write_text(text, encoding="utf-8")
     windows.write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode("utf-8"))
     assert [a.id for a in read_abstracts([plain])] == [a.id for a in read_abstracts([windows])]
-    assert [a.text for a in read_abstracts([windows])][0] == "First abstract about graphs. Second line."
+    assert next(a.text for a in read_abstracts([windows])) == "First abstract about graphs. Second line."
 
 
 def test_csv_reads_abstract_id_title_and_quoted_newlines(tmp_path):
@@ -63,7 +63,12 @@ def test_csv_reads_abstract_id_title_and_quoted_newlines(tmp_path):
         writer.writerow(["Nets", "Deep nets,\nwith commas, learn.", "p1"])
         writer.writerow(["Robots", "Robots grasp.", ""])
     first, second = read_abstracts([path])
-    assert (first.id, first.title, first.text, first.line) == ("p1", "Nets", "Deep nets, with commas, learn.", 2)
+    assert (first.id, first.title, first.text, first.line) == (
+        "p1",
+        "Nets",
+        "Deep nets, with commas, learn.",
+        2,
+    )
     assert second.id == abstract_id("Robots grasp.") and second.line == 4 and second.position == 2
     assert first.document == "Nets. Deep nets, with commas, learn."
 
@@ -98,14 +103,14 @@ def test_directories_are_walked_in_order_skipping_other_files(tmp_path):
 
 
 def test_a_missing_path_is_an_error_before_anything_is_read(tmp_path):
-    with pytest.raises(InputError, match="no-such.txt: no such file or directory"):
+    with pytest.raises(InputError, match=r"no-such.txt: no such file or directory"):
         read_abstracts([SEEDS, tmp_path / "no-such.txt"])
 
 
 # Paragraph text: printable, no line or paragraph separators, never blank.
-line = st.text(
-    st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=40
-).filter(lambda s: s.strip())
+line = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=40).filter(
+    lambda s: s.strip()
+)
 paragraph = st.lists(line, min_size=1, max_size=4).map("\n".join)
 
 

@@ -52,7 +52,10 @@ def areas(tmp_path):
 @pytest.mark.parametrize(
     ("rows", "message"),
     [
-        ([["a", "A", "d", ""], ["a", "A2", "d", ""]], r"areas.csv:3: area 'a' is defined twice \(first at .*:2\)"),
+        (
+            [["a", "A", "d", ""], ["a", "A2", "d", ""]],
+            r"areas.csv:3: area 'a' is defined twice \(first at .*:2\)",
+        ),
         ([["a", "A", "", ""], ["b", "B", "d", ""]], r"areas.csv:2: area 'a' has an empty description"),
         ([["A b", "A", "d", ""], ["b", "B", "d", ""]], r"areas.csv:2: bad area slug 'A b'"),
         ([["a", "A", "d", ""]], r"fewer than two areas"),
@@ -68,7 +71,10 @@ def test_bad_taxonomies_are_named_by_file_and_line(tmp_path, rows, message):
     ("rows", "message"),
     [
         ([["id1", "c", ""]], r"labels.csv:2: unknown area 'c'. Use one of: a, b."),
-        ([["id1", "a", ""], ["id1", "b", ""]], r"labels.csv:3: abstract id1 is labelled 'a' at .*:2 and 'b' here"),
+        (
+            [["id1", "a", ""], ["id1", "b", ""]],
+            r"labels.csv:3: abstract id1 is labelled 'a' at .*:2 and 'b' here",
+        ),
         ([["", "a", ""]], r"labels.csv:2: empty abstract_id"),
     ],
 )
@@ -82,7 +88,7 @@ def test_missing_columns_and_files_are_errors(tmp_path, areas):
     path = write_csv(tmp_path / "labels.csv", ["id", "area"], [])
     with pytest.raises(LabelError, match=r"labels.csv:1: missing column\(s\) abstract_id \(has: id, area\)"):
         load_labels(path, areas)
-    with pytest.raises(LabelError, match="nothing.csv: file not found"):
+    with pytest.raises(LabelError, match=r"nothing.csv: file not found"):
         load_labels(tmp_path / "nothing.csv", areas)
 
 
@@ -91,7 +97,9 @@ def test_a_label_naming_no_abstract_is_an_error(tmp_path, areas):
               [["a", "A", "d", ""], ["b", "B", "d", ""]])  # fmt: skip
     write_csv(tmp_path / "labels.csv", ["abstract_id", "area", "title"], [["0123456789abcdef", "a", "t"]])
     (tmp_path / "abstracts.txt").write_text("Some other abstract.", encoding="utf-8")
-    with pytest.raises(LabelError, match=r"labels.csv:2: 1 label\(s\) name no abstract in .*first 0123456789abcdef"):
+    with pytest.raises(
+        LabelError, match=r"labels.csv:2: 1 label\(s\) name no abstract in .*first 0123456789abcdef"
+    ):
         load_training_set(tmp_path, [tmp_path / "abstracts.txt"])
 
 

@@ -1,0 +1,158 @@
+import csv
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import LABELS, ROOT
+
+from tagger.cli import main
+from tagger.corpus import Abstract, read_abstracts
+from tagger.labelling import label_session, suggest
+from tagger.labels import add_label, load_areas, load_training_set
+
+PILE = [
+    "We bound the regret of online convex optimisation with delayed feedback.",
+    "A diffusion model generates protein structures conditioned on binding sites.",
+    "A diffusion model generates protein structures conditioned on binding sites!",  # near-duplicate
+    "Robots learn grasping from human video demonstrations.",
+    "We quantise the weights of large language models to four bits for fast inference on GPUs.",
+    "Variational inference for Gaussian process classification with many classes.",
+    "Agents explore sparse-reward environments with intrinsic motivation and model-based planning.",
+]
+
+
+def pile_file(folder):
+    path = folder / "pile.jsonl"
+    path.write_text("".join(json.dumps({"abstract": text}) + "\n" for text in PILE), encoding="utf-8")
+    return path
+
+
+def test_suggest_ranks_by_margin_without_near_duplicates(shipped, tmp_path):
+    abstracts = list(read_abstracts([pile_file(tmp_path)]))
+    queue = suggest(abstracts, shipped, n=10)
+    margins = [item.margin for item in queue]
+    assert margins == sorted(margins)
+    texts = [item.abstract.text for item in queue]
+    assert len(queue) == len(PILE) - 1 and sum("protein structures" in t for t in texts) == 1
+    assert suggest(abstracts, shipped, n=2) == queue[:2]
+    excluded = suggest(abstracts, shipped, n=10, exclude=[queue[0].abstract.id])
+    assert queue[0].abstract.id not in {item.abstract.id for item in excluded}
+
+
+def session(queue, answers, areas):
+    saved, shown = [], []
+    replies = iter(answers)
+
+    def ask(prompt):
+        try:
+            return next(replies)
+        except StopIteration:
+            raise EOFError from None
+
+    result = label_session(
+        queue, areas, lambda abstract, area: saved.append((abstract.id, area)), ask, shown.append
+    )
+    return result, saved, "\n".join(shown)
+
+
+def test_session_accepts_guesses_slugs_prefixes_skips_and_quits(shipped, tmp_path):
+    areas = load_areas(LABELS / "areas.csv")
+    queue = suggest(list(read_abstracts([pile_file(tmp_path)])), shipped, n=10)
+    answers = ["2", "xyz", "?", "a", "robotics", "s", "prob", "q", "1"]
+    result, saved, shown = session(queue, answers, areas)
+    assert saved == [
+        (queue[0].abstract.id, queue[0].guesses()[1][0]),
+        (queue[1].abstract.id, "robotics"),
+        (queue[3].abstract.id, "probabilistic"),
+    ]
+    assert result.labelled == saved and result.skipped == 1 and result.quit
+    assert "not understood: 'xyz'" in shown and "probabilistic (Probabilistic methods and causality)" in shown
+    assert "[5/" in shown and "[6/" not in shown  # quit at the fifth
+
+
+def test_end_of_input_ends_the_session(shipped, tmp_path):
+    queue = suggest(list(read_abstracts([pile_file(tmp_path)])), shipped, n=3)
+    result, saved, _ = session(queue, ["s"], load_areas(LABELS / "areas.csv"))
+    assert result.quit and result.skipped == 1 and saved == []
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A copy of the repository's labels, seeds and model to label in."""
+    for name in ("labels", "seeds", "models"):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    pile_file(tmp_path)
+    return tmp_path
+
+
+def test_add_label_keeps_the_abstract_then_the_label(project):
+    abstract = Abstract("p1", "Robots grasp cups.", "pile.jsonl", 1, 1, title="Grasping")
+    add_label(project / "labels", project / "seeds", abstract, "robotics", stored=False)
+    training_set = load_training_set(project / "labels", [project / "seeds"])
+    assert len(training_set.labels) == 39
+    assert training_set.labels[-1] == "robotics" and training_set.texts[-1] == "Grasping. Robots grasp cups."
+    record = json.loads((project / "seeds" / "labelled.jsonl").read_text(encoding="utf-8"))
+    assert record == {
+        "id": "p1",
+        "title": "Grasping",
+        "abstract": "Robots grasp cups.",
+        "source": "pile.jsonl",
+    }
+
+
+def test_label_command_with_piped_answers(project, monkeypatch, capsys):
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("1\ns\nrobotics\n"))
+    assert main(["label", "pile.jsonl", "--n", "4"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("4 abstract(s) to label, most useful first.")
+    assert "area? 1\n  labelled " in out and "area? robotics\n  labelled robotics" in out
+    assert err == "labelled 2, skipped 1; saved to labels/labels.csv. Retrain with 'tagger train'.\n"
+    training_set = load_training_set("labels", ["seeds"])
+    assert len(training_set.labels) == 40 and training_set.labels[-1] == "robotics"
+    # Labelled abstracts are not suggested again.
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    assert main(["suggest", "pile.jsonl", "--n", "10"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == len(PILE) - 1 - 2
+
+
+def label_rows(project):
+    with open(project / "labels" / "labels.csv", newline="", encoding="utf-8") as stream:
+        return list(csv.DictReader(stream))
+
+
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT])
+def test_an_interrupted_session_keeps_every_confirmed_label(project, stop):
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tagger", "label", "pile.jsonl"],
+        cwd=project,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    for answer in ("1", "2"):
+        process.stdin.write(answer + "\n")
+        process.stdin.flush()
+    deadline = time.monotonic() + 60
+    while len(label_rows(project)) < 40 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(stop)  # the session is waiting for the third answer
+    _, err = process.communicate(timeout=60)
+    rows = label_rows(project)
+    assert len(rows) == 40
+    assert load_training_set(project / "labels", [project / "seeds"]).ids[-2:] == tuple(
+        r["abstract_id"] for r in rows[-2:]
+    )
+    assert not list((project / "labels").glob(".*.tmp")) and not list((project / "seeds").glob(".*.tmp"))
+    if stop == signal.SIGINT:
+        assert process.returncode == 130 and err.strip() == "tagger: interrupted"
+    else:
+        assert process.returncode == -signal.SIGKILL
