@@ -2,26 +2,33 @@
 
 Formats, chosen by file extension (or ``input_format`` for stdin and odd names):
 
-* ``.txt``: UTF-8 paragraphs separated by blank lines; a short first line standing alone
-  before the abstracts (such as ``NeurIPS 2026 Papers``) is a heading, not an abstract.
+* ``.txt``: paragraphs separated by blank lines; a short first line standing alone before the
+  abstracts (such as ``NeurIPS 2026 Papers``) is a heading, not an abstract.
 * ``.csv``: a header row with an ``abstract`` column; optional ``id``, ``title``, ``area``.
 * ``.jsonl``: one JSON object a line with an ``abstract`` string; optional ``id``, ``title``,
   ``area``.
 
 Every abstract gets an id: the file's own ``id`` when it has one, otherwise a hash of the
 whitespace-normalised text, so the same abstract has the same id wherever it is stored.
+
+A bad record (a broken JSON line, an empty abstract, a ragged CSV row, bytes that are not
+text in the file's encoding) stops the read with an :class:`InputError` naming the file and
+line, or, with ``skip_bad``, is left out and listed in the :class:`ReadReport`. Nothing is
+left out silently: headings, empty files and ignored files are listed there too.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
+import io
 import json
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import IO
 
 from .errors import InputError
 
@@ -31,11 +38,13 @@ STDIN_NAME = "<stdin>"
 HEADING_MAX_WORDS = 12
 # Columns (csv) or fields (jsonl) read besides "abstract"; "area" is a hand label.
 OPTIONAL_FIELDS = ("id", "title", "area")
+ENCODING_FIX = "Convert it to UTF-8, or name its encoding with --encoding (for example --encoding latin-1)."
 
 
 @dataclass(frozen=True)
 class Abstract:
-    """One abstract and where it came from (``position`` counts abstracts in ``source`` from 1)."""
+    """One abstract and where it came from (``position`` counts abstracts in ``source`` from 1;
+    ``line`` is the line where it starts)."""
 
     id: str
     text: str
@@ -53,11 +62,13 @@ class Abstract:
 
 @dataclass
 class ReadReport:
-    """What a read saw besides abstracts; filled in while reading."""
+    """Everything a read saw besides the abstracts it returned; filled in while reading."""
 
     read: int = 0
+    files: int = 0
     headings: list[str] = field(default_factory=list)
-    ignored_files: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def normalise_whitespace(text: str) -> str:
@@ -75,27 +86,29 @@ def format_of(path: Path) -> str | None:
     return suffix if suffix in FORMATS else None
 
 
-def find_files(paths: Iterable[str | Path], report: ReadReport | None = None) -> Iterator[Path]:
-    """Expand directories (recursively, sorted) into the abstract files they hold."""
+def find_files(paths: Iterable[str | Path], report: ReadReport) -> list[Path]:
+    """Files to read: the paths given, with directories expanded (recursively, sorted, hidden
+    files and files of other types left out and noted)."""
+    files: list[Path] = []
     for raw in paths:
-        if str(raw) == STDIN:
-            yield Path(STDIN)
-            continue
         path = Path(raw)
-        if path.is_dir():
+        if str(raw) == STDIN:
+            files.append(path)
+        elif path.is_dir():
             for child in sorted(p for p in path.rglob("*") if p.is_file()):
                 if any(part.startswith(".") for part in child.relative_to(path).parts):
                     continue
                 if format_of(child):
-                    yield child
-                elif report is not None:
-                    report.ignored_files.append(str(child))
+                    files.append(child)
+                else:
+                    report.notes.append(f"{child}: ignored, not a .txt, .csv or .jsonl file")
         elif path.exists():
-            yield path
+            files.append(path)
         else:
             raise InputError(
                 "no such file or directory", where=str(path), fix="Check the path and try again."
             )
+    return files
 
 
 def read_abstracts(
@@ -103,23 +116,39 @@ def read_abstracts(
     *,
     input_format: str | None = None,
     encoding: str = "utf-8",
+    skip_bad: bool = False,
     report: ReadReport | None = None,
-    stdin: TextIO | None = None,
+    stdin: IO | None = None,
 ) -> Iterator[Abstract]:
     """Every abstract in ``paths`` (files, directories, or ``-`` for stdin), in input order.
-    Missing paths are reported at once, before any abstract is read."""
+    Missing paths and unknown encodings are reported at once, before anything is read."""
     report = report if report is not None else ReadReport()
-    files = list(find_files(paths, report))
-    return _read_files(files, input_format, encoding, report, stdin)
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise InputError(
+            f"unknown encoding {encoding!r}", fix="Use a Python codec name such as utf-8 or latin-1."
+        ) from None
+    if input_format is not None and input_format not in FORMATS:
+        raise InputError(f"unknown input format {input_format!r}", fix=f"Use one of {', '.join(FORMATS)}.")
+    files = find_files(paths, report)
+    return _read_files(files, input_format, encoding, skip_bad, report, stdin)
 
 
 def _read_files(
-    files: list[Path], input_format: str | None, encoding: str, report: ReadReport, stdin: TextIO | None
+    files: list[Path],
+    input_format: str | None,
+    encoding: str,
+    skip_bad: bool,
+    report: ReadReport,
+    stdin: IO | None,
 ) -> Iterator[Abstract]:
     for path in files:
         if str(path) == STDIN:
-            stream = stdin if stdin is not None else sys.stdin
-            yield from _read_stream(stream, STDIN_NAME, input_format or "txt", report)
+            stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", sys.stdin)
+            yield from _read_file(
+                _Source(STDIN_NAME, stream, encoding, True), input_format or "txt", skip_bad, report
+            )
             continue
         fmt = input_format or format_of(path)
         if fmt is None:
@@ -128,29 +157,112 @@ def _read_files(
                 where=str(path),
                 fix=f"Use one of .{', .'.join(FORMATS)}, or say which with --input-format.",
             )
-        with open(path, encoding=_python_encoding(encoding), newline="") as stream:
-            yield from _read_stream(stream, str(path), fmt, report)
+        try:
+            stream = open(path, "rb")  # noqa: SIM115 (closed below, after the generator is done)
+        except OSError as error:
+            _bad(InputError(f"cannot read ({error.strerror})", where=str(path)), skip_bad, report)
+            continue
+        with stream:
+            yield from _read_file(_Source(str(path), stream, encoding, False), fmt, skip_bad, report)
 
 
-def _python_encoding(encoding: str) -> str:
-    # A UTF-8 byte-order mark is not part of the first abstract.
-    return "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
+def _bad(error: InputError, skip_bad: bool, report: ReadReport) -> None:
+    """Stop on a bad record, or note it and go on."""
+    if not skip_bad:
+        raise error
+    report.skipped.append(str(error))
 
 
-def _read_stream(stream: TextIO, source: str, fmt: str, report: ReadReport) -> Iterator[Abstract]:
-    if fmt not in FORMATS:
-        raise InputError(f"unknown input format {fmt!r}", fix=f"Use one of {', '.join(FORMATS)}.")
+class _Source:
+    """A file's lines, decoded one at a time, remembering which lines held bytes that are not
+    text in the encoding (they are decoded with replacement characters and reported)."""
+
+    def __init__(self, name: str, stream: IO, encoding: str, is_stdin: bool) -> None:
+        self.name = name
+        self.stream = stream
+        self.encoding = encoding
+        self.is_stdin = is_stdin
+        self.bad_bytes: dict[int, int] = {}  # line number -> byte offset of its first bad byte
+        self.size = 0
+
+    def lines(self) -> Iterator[str]:
+        if isinstance(self.stream, io.TextIOBase):  # already text (a caller's stdin)
+            yield from self.stream
+            return
+        codec = codecs.lookup(self.encoding).name
+        if codec.startswith(("utf-16", "utf-32")):  # lines are not byte-separable: decode whole
+            yield from self._decode_whole()
+            return
+        offset = 0
+        for number, raw in enumerate(self.stream, start=1):
+            if number == 1 and codec == "utf-8" and raw.startswith(codecs.BOM_UTF8):
+                raw, offset = raw[3:], 3
+            try:
+                text = raw.decode(self.encoding)
+            except UnicodeDecodeError as error:
+                self.bad_bytes[number] = offset + error.start
+                text = raw.decode(self.encoding, errors="replace")
+            offset += len(raw)
+            self.size = offset
+            yield text
+
+    def _decode_whole(self) -> Iterator[str]:
+        data = self.stream.read()
+        self.size = len(data)
+        try:
+            text = data.decode(self.encoding)
+        except UnicodeDecodeError as error:
+            self.bad_bytes[1] = error.start
+            text = data.decode(self.encoding, errors="replace")
+        yield from io.StringIO(text, newline="")
+
+    def check_text(self, first: int, last: int, where: str) -> InputError | None:
+        """An error when lines ``first`` to ``last`` held bytes that are not text."""
+        for number in range(first, last + 1):
+            if number in self.bad_bytes:
+                return InputError(
+                    f"not valid {self.encoding} text (byte {self.bad_bytes[number]}, line {number})",
+                    where=where,
+                    fix=ENCODING_FIX,
+                )
+        return None
+
+    def looks_binary(self) -> bool:
+        if isinstance(self.stream, io.TextIOBase) or codecs.lookup(self.encoding).name.startswith(
+            ("utf-16", "utf-32")
+        ):
+            return False
+        peek = getattr(self.stream, "peek", None)
+        head = peek(8192)[:8192] if peek else b""
+        return b"\x00" in head
+
+
+def _read_file(source: _Source, fmt: str, skip_bad: bool, report: ReadReport) -> Iterator[Abstract]:
+    report.files += 1
+    if source.looks_binary():
+        _bad(
+            InputError(
+                "a binary file (it holds NUL bytes), not text", where=source.name, fix="Leave it out."
+            ),
+            skip_bad,
+            report,
+        )
+        return
     reader = {"txt": _read_txt, "csv": _read_csv, "jsonl": _read_jsonl}[fmt]
-    try:
-        for abstract in reader(stream, source, report):
-            report.read += 1
-            yield abstract
-    except UnicodeDecodeError as error:
-        raise InputError(
-            f"not valid {error.encoding} text ({error.reason})",
-            where=source,
-            fix="Convert the file to UTF-8, or name its encoding with --encoding.",
-        ) from None
+    found = 0
+    headings = len(report.headings)
+    skipped = len(report.skipped)
+    for abstract in reader(source, skip_bad, report):
+        found += 1
+        report.read += 1
+        yield abstract
+    if found == 0 and len(report.skipped) == skipped:
+        if len(report.headings) > headings:
+            report.notes.append(f"{source.name}: only a heading, no abstracts")
+        elif source.size == 0 and not source.is_stdin:
+            report.notes.append(f"{source.name}: empty file")
+        else:
+            report.notes.append(f"{source.name}: no abstracts")
 
 
 def _make(
@@ -168,20 +280,21 @@ def _make(
     )
 
 
-def _paragraphs(stream: TextIO) -> Iterator[tuple[int, list[str]]]:
-    """(first line number, lines) of each blank-line-separated paragraph."""
-    lines: list[str] = []
+def _paragraphs(lines: Iterable[str]) -> Iterator[tuple[int, int, list[str]]]:
+    """(first line, last line, lines) of each blank-line-separated paragraph."""
+    paragraph: list[str] = []
     start = 0
-    for number, line in enumerate(stream, start=1):
+    number = 0
+    for number, line in enumerate(lines, start=1):
         if line.strip():
-            if not lines:
+            if not paragraph:
                 start = number
-            lines.append(line)
-        elif lines:
-            yield start, lines
-            lines = []
-    if lines:
-        yield start, lines
+            paragraph.append(line)
+        elif paragraph:
+            yield start, number - 1, paragraph
+            paragraph = []
+    if paragraph:
+        yield start, number, paragraph
 
 
 def _is_heading(lines: list[str]) -> bool:
@@ -189,82 +302,129 @@ def _is_heading(lines: list[str]) -> bool:
     return len(lines) == 1 and len(text.split()) <= HEADING_MAX_WORDS and text[-1] not in ".!?"
 
 
-def _read_txt(stream: TextIO, source: str, report: ReadReport) -> Iterator[Abstract]:
-    paragraphs = _paragraphs(stream)
-    first = next(paragraphs, None)
-    if first is None:
-        return
-    second = next(paragraphs, None)
+def _read_txt(source: _Source, skip_bad: bool, report: ReadReport) -> Iterator[Abstract]:
     position = 0
-    # A short first paragraph is a heading only when abstracts follow it: a single short
-    # line piped in on its own is a (short) abstract to tag.
-    if second is not None and _is_heading(first[1]):
-        report.headings.append(f"{source}:{first[0]}")
-        pending = [second]
-    else:
-        pending = [first] if second is None else [first, second]
-    for line, lines in _chain(pending, paragraphs):
+    for index, (first, last, lines) in enumerate(_paragraphs(source.lines())):
+        where = f"{source.name}:{first}"
+        error = source.check_text(first, last, where)
+        if error:
+            _bad(error, skip_bad, report)
+            continue
+        # A short title-like first paragraph is a heading; on stdin a single short line is
+        # a (short) abstract typed or piped in on its own.
+        if index == 0 and _is_heading(lines) and not source.is_stdin:
+            report.headings.append(where)
+            continue
         position += 1
-        yield _make("".join(lines), source, position, line)
+        yield _make("".join(lines), source.name, position, first)
 
 
-def _chain(first: list, rest: Iterator) -> Iterator:
-    yield from first
-    yield from rest
-
-
-def _read_csv(stream: TextIO, source: str, report: ReadReport) -> Iterator[Abstract]:
+def _read_csv(source: _Source, skip_bad: bool, report: ReadReport) -> Iterator[Abstract]:
     csv.field_size_limit(2**31 - 1)
-    reader = csv.reader(stream)
-    header = next(reader, None)
+    reader = csv.reader(source.lines(), strict=True)
+    try:
+        header = next(reader, None)
+    except csv.Error as error:
+        raise InputError(f"unreadable CSV header ({error})", where=f"{source.name}:1") from None
     if header is None:
         return
+    problem = source.check_text(1, reader.line_num, f"{source.name}:1")
+    if problem:
+        raise problem
     columns = [name.strip().lower() for name in header]
     if "abstract" not in columns:
         raise InputError(
             f"no 'abstract' column (columns: {', '.join(repr(c) for c in header)})",
-            where=f"{source}:1",
+            where=f"{source.name}:1",
             fix="Name the column that holds the abstracts 'abstract'.",
         )
     index = {name: columns.index(name) for name in ("abstract", *OPTIONAL_FIELDS) if name in columns}
-    line = reader.line_num + 1
-    for position, row in enumerate(reader, start=1):
-        cells = {name: row[i] if i < len(row) else "" for name, i in index.items()}
+    position = 0
+    while True:
+        start = reader.line_num + 1
+        where = f"{source.name}:{start}"
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            problem_text = (
+                "a quoted field runs to the end of the file" if "end of data" in str(error) else str(error)
+            )
+            _bad(
+                InputError(f"malformed CSV row ({problem_text})", where=where, fix="Fix its quoting."),
+                skip_bad,
+                report,
+            )
+            continue
+        if not any(cell.strip() for cell in row):
+            continue  # a blank line
+        problem = source.check_text(start, reader.line_num, where)
+        if problem is None and len(row) != len(header):
+            problem = InputError(
+                f"row has {len(row)} cells, the header has {len(header)}",
+                where=where,
+                fix="Quote cells that contain commas or line breaks.",
+            )
+        if problem is None and not row[index["abstract"]].strip():
+            problem = InputError("empty abstract", where=where, fix="Fill it in or delete the row.")
+        if problem:
+            _bad(problem, skip_bad, report)
+            continue
+        position += 1
+        cells = {name: row[i] for name, i in index.items()}
         yield _make(
             cells["abstract"],
-            source,
+            source.name,
             position,
-            line,
+            start,
             id_=cells.get("id", "").strip(),
             title=cells.get("title", ""),
             area=cells.get("area", ""),
         )
-        line = reader.line_num + 1
 
 
-def _read_jsonl(stream: TextIO, source: str, report: ReadReport) -> Iterator[Abstract]:
+def _read_jsonl(source: _Source, skip_bad: bool, report: ReadReport) -> Iterator[Abstract]:
     position = 0
-    for number, line in enumerate(stream, start=1):
+    for number, line in enumerate(source.lines(), start=1):
         if not line.strip():
             continue
-        where = f"{source}:{number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise InputError(
-                f"not valid JSON ({error.msg})", where=where, fix="Fix or remove this line."
-            ) from None
-        if not isinstance(record, dict) or not isinstance(record.get("abstract"), str):
-            raise InputError(
-                "expected a JSON object with an 'abstract' string",
+        where = f"{source.name}:{number}"
+        problem = source.check_text(number, number, where)
+        record = None
+        if problem is None:
+            try:
+                record = json.loads(line)
+            except (json.JSONDecodeError, RecursionError) as error:
+                reason = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deeply"
+                problem = InputError(
+                    f"not valid JSON ({reason})", where=where, fix="Fix or remove this line."
+                )
+        if problem is None and not isinstance(record, dict):
+            problem = InputError(
+                f"a JSON {type(record).__name__}, not an object",
                 where=where,
                 fix='Write each line as {"abstract": "..."}.',
             )
+        if problem is None and not isinstance(record.get("abstract"), str):
+            has = (
+                "no 'abstract'"
+                if "abstract" not in record
+                else f"'abstract' is a {type(record['abstract']).__name__}"
+            )
+            problem = InputError(
+                f"{has}, not a string", where=where, fix='Write each line as {"abstract": "..."}.'
+            )
+        if problem is None and not record["abstract"].strip():
+            problem = InputError("empty abstract", where=where, fix="Fill it in or remove this line.")
+        if problem:
+            _bad(problem, skip_bad, report)
+            continue
         position += 1
         optional = {name: record.get(name) for name in OPTIONAL_FIELDS}
         yield _make(
             record["abstract"],
-            source,
+            source.name,
             position,
             number,
             id_="" if optional["id"] is None else str(optional["id"]),
