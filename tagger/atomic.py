@@ -1,10 +1,16 @@
-"""Writing files so that a reader (or a crash) only ever sees the old or the new content."""
+"""Writing files so that a reader, a crash or a kill only ever sees the old or the new content.
+
+The new content goes to a hidden temporary file beside the target (``.NAME.tmp-PID``), which
+is renamed over the target only when complete. On an error or an interruption the temporary
+file is removed; a process killed outright (SIGKILL, power loss) leaves it behind, and the
+next write of the same target removes it once its process is gone. The target itself is
+never partial.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -13,14 +19,20 @@ from typing import IO
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Open a temporary file beside ``path``; on success it replaces ``path`` in one rename,
-    on any error (or interruption) it is removed and ``path`` is untouched."""
+    on any error (or interruption) ``path`` is untouched and the temporary file is removed."""
     path = Path(path)
     binary = "b" in mode
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    _remove_stale_temporaries(path)
+    temporary = path.parent / f".{path.name}.tmp-{os.getpid()}"
+    with contextlib.suppress(FileNotFoundError):
+        temporary.unlink()  # ours, from an earlier write that was cut short
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _permissions(path))
     try:
-        os.chmod(temporary, _permissions(path))
         with open(
-            descriptor, mode, encoding=None if binary else encoding, newline=None if binary else ""
+            descriptor,
+            "wb" if binary else "w",
+            encoding=None if binary else encoding,
+            newline=None if binary else "",
         ) as stream:
             yield stream
             stream.flush()
@@ -28,8 +40,27 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
+            temporary.unlink()
         raise
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Remove temporary files of ``path`` left by processes that no longer run."""
+    for leftover in path.parent.glob(f".{path.name}.tmp-*"):
+        pid = leftover.name.rsplit("-", 1)[1]
+        if pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
 def _permissions(path: Path) -> int:

@@ -7,7 +7,7 @@ import itertools
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from .corpus import Abstract, ReadReport, read_abstracts
+from .corpus import Abstract, read_abstracts
 from .model import Model, Prediction
 
 CHUNK_SIZE = 2000
@@ -28,14 +28,8 @@ def tag_abstracts(
 
 
 def tag_files(
-    paths: Iterable[str | Path],
-    model: Model,
-    *,
-    input_format: str | None = None,
-    encoding: str = "utf-8",
-    report: ReadReport | None = None,
-    review_below: float | None = None,
+    paths: Iterable[str | Path], model: Model, *, review_below: float | None = None, **read_options
 ) -> Iterator[tuple[Abstract, Prediction]]:
-    """Tag every abstract in ``paths`` (files, directories, ``-`` for stdin)."""
-    abstracts = read_abstracts(paths, input_format=input_format, encoding=encoding, report=report)
-    return tag_abstracts(abstracts, model, review_below=review_below)
+    """Tag every abstract in ``paths`` (files, directories, ``-`` for stdin);
+    ``read_options`` go to :func:`tagger.corpus.read_abstracts`."""
+    return tag_abstracts(read_abstracts(paths, **read_options), model, review_below=review_below)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import threading
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,6 +15,7 @@ from . import __version__, corpus, output
 from .errors import TaggerError, UsageError
 
 DEFAULT_MODEL_DIR = "models"
+EXIT_SKIPPED = 3  # --skip-bad left records out
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,6 +37,11 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--input-format", choices=corpus.FORMATS, help="read every input as this format")
         command.add_argument(
             "--encoding", default="utf-8", help="text encoding of the inputs (default utf-8)"
+        )
+        command.add_argument(
+            "--skip-bad",
+            action="store_true",
+            help="leave out bad records, list them, and go on (exit status 3)",
         )
 
     def model(command: argparse.ArgumentParser) -> None:
@@ -126,6 +135,26 @@ def _load_model(directory: str | None):
     return load_model(directory)
 
 
+def _read_options(args: argparse.Namespace, report: corpus.ReadReport) -> dict:
+    return {
+        "input_format": args.input_format,
+        "encoding": args.encoding,
+        "skip_bad": args.skip_bad,
+        "report": report,
+    }
+
+
+def _report_reading(report: corpus.ReadReport) -> int:
+    """Print what reading left out, on stderr; the exit status: 3 when records were skipped."""
+    if report.skipped:
+        print(f"skipped {len(report.skipped)} bad record(s):", file=sys.stderr)
+        for line in report.skipped:
+            print(f"  {line}", file=sys.stderr)
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
+    return EXIT_SKIPPED if report.skipped else 0
+
+
 def _predict(args: argparse.Namespace) -> int:
     from .batch import tag_files
 
@@ -134,14 +163,7 @@ def _predict(args: argparse.Namespace) -> int:
     report = corpus.ReadReport()
     areas: Counter[str] = Counter()
     needs_review = 0
-    tagged = tag_files(
-        args.paths,
-        model,
-        input_format=args.input_format,
-        encoding=args.encoding,
-        report=report,
-        review_below=threshold,
-    )
+    tagged = tag_files(args.paths, model, review_below=threshold, **_read_options(args, report))
     with output.open_output(args.output) as stream:
         writer = output.RowWriter(stream, args.format)
         for abstract, prediction in tagged:
@@ -151,12 +173,12 @@ def _predict(args: argparse.Namespace) -> int:
     headings = f" ({len(report.headings)} heading(s) skipped)" if report.headings else ""
     per_area = ", ".join(f"{area} {n}" for area, n in areas.most_common())
     print(
-        f"tagged {report.read} abstract(s){headings}"
+        f"tagged {report.read} abstract(s) from {report.files} file(s){headings}"
         + (f": {per_area}" if per_area else "")
         + f"; {needs_review} need review (confidence below {threshold:.2f})",
         file=sys.stderr,
     )
-    return 0
+    return _report_reading(report)
 
 
 def _explain(args: argparse.Namespace) -> int:
@@ -189,22 +211,23 @@ def _labelled_ids(labels_dir: str) -> set[str]:
     }
 
 
-def _queue(args: argparse.Namespace, model):
+def _queue(args: argparse.Namespace, model, report: corpus.ReadReport):
     from .labelling import suggest
 
-    abstracts = corpus.read_abstracts(args.paths, input_format=args.input_format, encoding=args.encoding)
+    abstracts = corpus.read_abstracts(args.paths, **_read_options(args, report))
     return suggest(abstracts, model, args.n, exclude=_labelled_ids(args.labels))
 
 
 def _suggest(args: argparse.Namespace) -> int:
-    queue = _queue(args, _load_model(args.model))
+    report = corpus.ReadReport()
+    queue = _queue(args, _load_model(args.model), report)
     if not queue:
         print("nothing to suggest: every abstract given is labelled already", file=sys.stderr)
     for rank, item in enumerate(queue, start=1):
         guesses = ", ".join(f"{slug} {p:.2f}" for slug, p in item.guesses())
         snippet = " ".join(item.abstract.text.split()[:14])
         print(f"{rank:3d}  {item.abstract.id}  margin {item.margin:.2f}  {guesses}  | {snippet}")
-    return 0
+    return _report_reading(report)
 
 
 def _label(args: argparse.Namespace) -> int:
@@ -221,7 +244,9 @@ def _label(args: argparse.Namespace) -> int:
     stored = (
         {a.id for a in corpus.read_abstracts([args.abstracts])} if Path(args.abstracts).is_dir() else set()
     )
-    queue = _queue(args, model)
+    report = corpus.ReadReport()
+    queue = _queue(args, model, report)
+    status = _report_reading(report)
 
     def save(abstract: corpus.Abstract, area: str) -> None:
         add_label(args.labels, args.abstracts, abstract, area, stored=abstract.id in stored)
@@ -241,7 +266,7 @@ def _label(args: argparse.Namespace) -> int:
 
     if not queue:
         print("nothing to label: every abstract given is labelled already", file=sys.stderr)
-        return 0
+        return status
     print(f"{len(queue)} abstract(s) to label, most useful first. Answers are saved at once.", flush=True)
     result = label_session(queue, areas, save, ask, say)
     saved_to = Path(args.labels) / LABELS_FILE
@@ -250,7 +275,7 @@ def _label(args: argparse.Namespace) -> int:
         "Retrain with 'tagger train'.",
         file=sys.stderr,
     )
-    return 0
+    return status
 
 
 def _training_set(args: argparse.Namespace):
@@ -302,8 +327,16 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _exit_on_signal(signum: int, frame) -> None:
+    raise SystemExit(128 + signum)  # unwinds like Ctrl-C: temporary files are removed
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 ok, 1 usage error, 2 bad input)."""
+    """Run the command line; returns the exit status (0 ok, 1 usage error, 2 bad input,
+    3 records skipped with --skip-bad, 70 internal error, 130 interrupted)."""
+    for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if signum is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signum, _exit_on_signal)
     try:
         args = _parser().parse_args(argv)
         return args.run(args)
@@ -313,3 +346,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tagger: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (| head): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except OSError as error:  # disk full, permission denied, ...
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"tagger: {where}{error.strerror or error}", file=sys.stderr)
+        return 2
+    except Exception as error:  # a bug: one line for the user, the traceback on request
+        if os.environ.get("TAGGER_DEBUG"):
+            raise
+        print(
+            f"tagger: internal error ({type(error).__name__}: {error}). "
+            "Please report it with the command you ran; TAGGER_DEBUG=1 shows the traceback.",
+            file=sys.stderr,
+        )
+        return 70
