@@ -94,19 +94,32 @@ def _rows(path: Path, columns: Sequence[str]) -> Iterable[tuple[str, dict[str, s
     """(file:line, row) for each data row of a CSV file that must have ``columns``."""
     if not path.is_file():
         raise LabelError("file not found", where=str(path), fix="Create it, or point to the right folder.")
-    with open(path, encoding="utf-8-sig", newline="") as stream:
-        reader = csv.DictReader(stream)
-        missing = [c for c in columns if c not in (reader.fieldnames or [])]
-        if missing:
-            raise LabelError(
-                f"missing column(s) {', '.join(missing)} (has: {', '.join(reader.fieldnames or [])})",
-                where=f"{path}:1",
-                fix=f"The header row must name {', '.join(columns)}.",
-            )
-        line = reader.line_num + 1
-        for row in reader:
-            yield f"{path}:{line}", {key: (value or "").strip() for key, value in row.items() if key}
+    line = 1
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as stream:
+            reader = csv.DictReader(stream, strict=True)
+            missing = [c for c in columns if c not in (reader.fieldnames or [])]
+            if missing:
+                raise LabelError(
+                    f"missing column(s) {', '.join(missing)} (has: {', '.join(reader.fieldnames or [])})",
+                    where=f"{path}:1",
+                    fix=f"The header row must name {', '.join(columns)}.",
+                )
             line = reader.line_num + 1
+            for row in reader:
+                yield f"{path}:{line}", {key: (value or "").strip() for key, value in row.items() if key}
+                line = reader.line_num + 1
+    except UnicodeDecodeError:
+        offset = 0
+        try:
+            path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as error:
+            offset = error.start
+        raise LabelError(
+            f"not valid UTF-8 (byte {offset})", where=str(path), fix="Save it as UTF-8."
+        ) from None
+    except csv.Error as error:
+        raise LabelError(f"malformed CSV ({error})", where=f"{path}:{line}", fix="Fix its quoting.") from None
 
 
 def load_areas(path: str | Path) -> tuple[Area, ...]:

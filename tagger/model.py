@@ -189,6 +189,7 @@ class Model:
             idf=self.idf,
             coef=self.coef,
             intercept=self.intercept,
+            card_sha256=np.frombuffer(_card_digest(self.card).encode("ascii"), dtype=np.uint8),
         )
         data = buffer.getvalue()
         digest = hashlib.sha256(data).hexdigest()
@@ -234,12 +235,34 @@ class Model:
         try:
             with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
                 loaded = {name: arrays[name] for name in ARRAYS}
+                card_digest = arrays["card_sha256"].tobytes().decode("ascii")
             vocabulary = loaded.pop("vocabulary").tobytes().decode("utf-8")
-            return cls(card, vocabulary.split("\n") if vocabulary else [], **loaded)
-        except (ValueError, KeyError, OSError, UnicodeDecodeError) as error:
+        except (ValueError, KeyError, OSError, UnicodeDecodeError, EOFError) as error:
             raise ModelError(
                 f"damaged weights file ({error})", where=str(weights_path), fix="Retrain with 'tagger train'."
             ) from None
+        if card_digest != _card_digest(card):
+            raise ModelError(
+                "model.json was edited: its areas, features, calibration or review settings no longer match "
+                "the weights",
+                where=str(card_path),
+                fix="Restore it as written (--review-below sets another review threshold), or retrain.",
+            )
+        try:
+            return cls(card, vocabulary.split("\n") if vocabulary else [], **loaded)
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            raise ModelError(
+                f"damaged model ({type(error).__name__}: {error})",
+                where=str(directory),
+                fix="Retrain with 'tagger train'.",
+            ) from None
+
+
+def _card_digest(card: dict) -> str:
+    """SHA-256 of the parts of the card that prediction reads, stored in the weights file so
+    that a hand-edited card is noticed."""
+    parts = {key: card.get(key) for key in ("format_version", "areas", "features", "calibration", "review")}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
 
 
 def softmax(scores: np.ndarray) -> np.ndarray:
@@ -277,12 +300,17 @@ def _read_card(path: Path) -> dict:
             where=str(path),
             fix="Upgrade tagger (pip install -U tagger), or retrain the model with this version.",
         )
-    required = ("areas", "features", "calibration", "review", "weights_file", "weights_sha256")
-    missing = [key for key in required if key not in card]
-    if missing:
+    required = {"areas": list, "features": dict, "calibration": dict, "review": dict, "weights_file": str,
+                "weights_sha256": str}  # fmt: skip
+    wrong = [key for key, kind in required.items() if not isinstance(card.get(key), kind)]
+    if wrong:
         raise ModelError(
-            f"the model card lacks {', '.join(missing)}", where=str(path), fix="Retrain with 'tagger train'."
+            f"the model card lacks or garbles {', '.join(wrong)}",
+            where=str(path),
+            fix="Retrain with 'tagger train'.",
         )
+    if Path(card["weights_file"]).name != card["weights_file"]:
+        raise ModelError("the weights file must be in the model folder", where=str(path), fix="Retrain.")
     return card
 
 
