@@ -1,0 +1,454 @@
+"""Bad input ends in one clear line (what, where, what to do), and nothing is lost."""
+
+import csv
+import io
+import json
+import pickle
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from conftest import LABELS, ROOT, SEEDS
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tagger import load_model
+from tagger.cli import main
+from tagger.errors import LabelError, ModelError
+from tagger.labels import load_areas, load_labels
+from tagger.model import CARD_FILE, Model
+
+ABSTRACT = "We train robots to grasp unseen objects from a few human demonstrations."
+
+
+def run(capsys, *args):
+    status = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def one_line_error(err, status, expected_status=2):
+    """The run failed with exactly one line on stderr, starting 'tagger: ', no traceback."""
+    assert status == expected_status
+    assert err.startswith("tagger: ") and err.count("\n") == 1 and "Traceback" not in err
+    return err
+
+
+def rows(out):
+    return list(csv.DictReader(io.StringIO(out)))
+
+
+# -- abstract files -------------------------------------------------------------------------
+
+
+def test_text_that_is_not_utf8_names_the_byte_and_the_fix(capsys, tmp_path):
+    path = tmp_path / "latin.txt"
+    path.write_bytes(f"{ABSTRACT}\n\nUne m\xe9thode pour les robots.\n".encode("latin-1"))
+    status, _, err = run(capsys, "predict", path)
+    offset = len(ABSTRACT) + 2 + len("Une m")
+    assert one_line_error(err, status) == (
+        f"tagger: {path}:3: not valid utf-8 text (byte {offset}, line 3). Convert it to UTF-8, or name its "
+        "encoding with --encoding (for example --encoding latin-1).\n"
+    )
+    status, out, _ = run(capsys, "predict", path, "--encoding", "latin-1")
+    assert status == 0 and len(rows(out)) == 2
+
+
+def test_utf16_files_are_read_with_their_encoding(capsys, tmp_path):
+    path = tmp_path / "wide.txt"
+    path.write_text(f"{ABSTRACT}\n\nSecond abstract about graphs.\n", encoding="utf-16")
+    status, out, _ = run(capsys, "predict", path, "--encoding", "utf-16")
+    assert status == 0 and len(rows(out)) == 2
+    status, _, err = run(capsys, "predict", path)  # read as UTF-8: NUL bytes, so binary
+    assert "a binary file (it holds NUL bytes), not text" in one_line_error(err, status)
+
+
+def test_binary_files_are_refused(capsys, tmp_path):
+    path = tmp_path / "paper.txt"
+    path.write_bytes(b"%PDF-1.7\n\x00\x01\x02binary")
+    status, _, err = run(capsys, "predict", path)
+    assert (
+        one_line_error(err, status)
+        == f"tagger: {path}: a binary file (it holds NUL bytes), not text. Leave it out.\n"
+    )
+
+
+def test_empty_and_heading_only_files_are_noted_not_errors(capsys, tmp_path):
+    (tmp_path / "a-empty.txt").write_bytes(b"")
+    (tmp_path / "b-heading.txt").write_text("NeurIPS 2026 Papers\n", encoding="utf-8")
+    (tmp_path / "c-header-only.csv").write_text("abstract,id\n", encoding="utf-8")
+    (tmp_path / "d.txt").write_text(ABSTRACT, encoding="utf-8")
+    status, out, err = run(capsys, "predict", tmp_path)
+    assert status == 0 and len(rows(out)) == 1
+    assert "tagged 1 abstract(s) from 4 file(s) (1 heading(s) skipped)" in err
+    assert f"note: {tmp_path / 'a-empty.txt'}: empty file" in err
+    assert f"note: {tmp_path / 'b-heading.txt'}: only a heading, no abstracts" in err
+    assert f"note: {tmp_path / 'c-header-only.csv'}: no abstracts" in err
+
+
+def test_an_abstract_of_several_megabytes(capsys, tmp_path):
+    words = (ABSTRACT + " ").split() * 60000
+    for name, content in [
+        ("big.txt", " ".join(words)),
+        ("big.jsonl", json.dumps({"abstract": " ".join(words)}) + "\n"),
+        ("big.csv", 'abstract\n"' + " ".join(words) + '"\n'),
+    ]:
+        (tmp_path / name).write_text(content, encoding="utf-8")
+        assert (tmp_path / name).stat().st_size > 4_000_000
+    status, out, _ = run(capsys, "predict", tmp_path)
+    assert status == 0 and [r["area"] for r in rows(out)] == ["robotics"] * 3
+
+
+def test_unknown_extensions(capsys, tmp_path):
+    path = tmp_path / "abstracts.md"
+    path.write_text(ABSTRACT, encoding="utf-8")
+    status, _, err = run(capsys, "predict", path)
+    assert one_line_error(err, status) == (
+        f"tagger: {path}: unknown file type '.md'. Use one of .txt, .csv, .jsonl, or say which with --input-format.\n"
+    )
+    status, out, _ = run(capsys, "predict", path, "--input-format", "txt")
+    assert status == 0 and len(rows(out)) == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            'abstract,id\n"' + ABSTRACT + '",a\n,b\n',
+            "{path}:3: empty abstract. Fill it in or delete the row.",
+        ),
+        ("abstract,id\none,a\ntwo,b,extra\n", "{path}:3: row has 3 cells, the header has 2. Quote cells"),
+        ('abstract,id\n"one" two,a\n', "{path}:2: malformed CSV row (',' expected after '\"')"),
+        (
+            'abstract,id\none,a\n"two,b\nthree,c\n',
+            "{path}:3: malformed CSV row (a quoted field runs to the end",
+        ),
+        ("title,text\nA,B\n", "{path}:1: no 'abstract' column (columns: 'title', 'text')"),
+    ],
+)
+def test_bad_csv_records(capsys, tmp_path, content, message):
+    path = tmp_path / "papers.csv"
+    path.write_text(content, encoding="utf-8")
+    status, _, err = run(capsys, "predict", path)
+    assert one_line_error(err, status).startswith("tagger: " + message.format(path=path))
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"abstract": "broken"', "not valid JSON (Expecting ',' delimiter)"),
+        ('["a list"]', "a JSON list, not an object"),
+        ('{"title": "no abstract"}', "no 'abstract', not a string"),
+        ('{"abstract": 42}', "'abstract' is a int, not a string"),
+        ('{"abstract": "  "}', "empty abstract"),
+    ],
+)
+def test_bad_jsonl_records_name_their_line(capsys, tmp_path, line, message):
+    path = tmp_path / "papers.jsonl"
+    path.write_text(json.dumps({"abstract": ABSTRACT}) + "\n" + line + "\n", encoding="utf-8")
+    status, _, err = run(capsys, "predict", path)
+    assert one_line_error(err, status).startswith(f"tagger: {path}:2: {message}")
+
+
+def hostile_folder(folder):
+    """A folder of good and bad files; returns (good abstracts, bad records) in it."""
+    (folder / "a-good.txt").write_text(
+        f"Heading\n\n{ABSTRACT}\n\nSecond good abstract on graphs.\n", encoding="utf-8"
+    )
+    (folder / "b-binary.txt").write_bytes(b"\x00\x01\x02")
+    (folder / "c-latin.txt").write_bytes(f"{ABSTRACT}\n\nm\xe9thode\n\nThird good one.\n".encode("latin-1"))
+    (folder / "d.jsonl").write_text('{"abstract": "Fourth good."}\n{oops\n[1]\n{"abstract": "Fifth good."}\n')
+    (folder / "e.csv").write_text('abstract,id\nSixth good.,x\n,y\nseventh,z,extra\n"Eighth good.",w\n')
+    (folder / "f-empty.jsonl").write_text("")
+    (folder / "g.md").write_text("not an abstract file")
+    return 8, 6
+
+
+def test_a_folder_of_hostile_files_stops_at_the_first_bad_record(capsys, tmp_path):
+    hostile_folder(tmp_path)
+    status, out, err = run(capsys, "predict", tmp_path, "--output", tmp_path / "out.csv")
+    assert (
+        one_line_error(err, status)
+        == f"tagger: {tmp_path / 'b-binary.txt'}: a binary file (it holds NUL bytes), not text. Leave it out.\n"
+    )
+    assert out == "" and not (tmp_path / "out.csv").exists()  # no partial output
+
+
+def test_skip_bad_tags_the_rest_and_lists_every_skipped_record(capsys, tmp_path):
+    good, bad = hostile_folder(tmp_path)
+    status, out, err = run(capsys, "predict", tmp_path, "--skip-bad")
+    assert status == 3
+    assert len(rows(out)) == good
+    lines = err.splitlines()
+    assert lines[0].startswith(f"tagged {good} abstract(s) from 6 file(s) (1 heading(s) skipped)")
+    assert lines[1] == f"skipped {bad} bad record(s):"
+    assert [line.split(": ")[0].strip() for line in lines[2 : 2 + bad]] == [
+        str(tmp_path / "b-binary.txt"),
+        f"{tmp_path / 'c-latin.txt'}:3",
+        f"{tmp_path / 'd.jsonl'}:2",
+        f"{tmp_path / 'd.jsonl'}:3",
+        f"{tmp_path / 'e.csv'}:3",
+        f"{tmp_path / 'e.csv'}:4",
+    ]
+    assert lines[2 + bad :] == [
+        f"note: {tmp_path / 'g.md'}: ignored, not a .txt, .csv or .jsonl file",
+        f"note: {tmp_path / 'f-empty.jsonl'}: empty file",
+    ]
+    assert "Traceback" not in err
+    status, _, _ = run(capsys, "predict", tmp_path / "a-good.txt", "--skip-bad")
+    assert status == 0  # nothing skipped
+
+
+def test_a_file_that_cannot_be_opened_is_one_line(capsys, tmp_path, monkeypatch):
+    from tagger import corpus
+
+    path = tmp_path / "locked.txt"
+    path.write_text(ABSTRACT)
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(corpus, "open", refuse, raising=False)  # as for a file without read permission
+    status, _, err = run(capsys, "predict", path)
+    assert one_line_error(err, status) == f"tagger: {path}: cannot read (Permission denied)\n"
+    status, _, err = run(capsys, "predict", path, "--skip-bad")
+    assert status == 3 and f"  {path}: cannot read (Permission denied)" in err
+
+
+def test_an_unexpected_failure_is_one_line_too(capsys, monkeypatch):
+    from tagger import cli
+
+    monkeypatch.setattr(cli, "_predict", lambda args: 1 / 0)
+    status, _, err = run(capsys, "predict", SEEDS)
+    assert one_line_error(err, status, 70).startswith(
+        "tagger: internal error (ZeroDivisionError: division by zero)"
+    )
+
+
+# -- property tests: any file either tags every record or fails with one line ----------------
+
+unicode_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=120)
+
+
+@given(
+    st.binary(max_size=300) | unicode_text.map(lambda t: t.encode("utf-8")),
+    st.sampled_from(["txt", "csv", "jsonl"]),
+)
+def test_any_bytes_end_in_rows_or_one_clear_line(capsys, tmp_path_factory, content, extension):
+    path = tmp_path_factory.mktemp("any") / f"input.{extension}"
+    path.write_bytes(content)
+    for extra in ([], ["--skip-bad"]):
+        status, out, err = run(capsys, "predict", path, *extra)
+        assert "Traceback" not in err and "internal error" not in err
+        if status == 2:
+            one_line_error(err, status)
+        else:
+            assert status in (0, 3) and (status == 3) == ("bad record(s):" in err)
+            tagged = int(err.split()[1])
+            assert len(rows(out)) == tagged
+
+
+@given(
+    # A bare carriage return inside an unquoted field is not well-formed CSV (RFC 4180), and
+    # Python's writer leaves it unquoted with "\n" line ends; NUL marks a binary file.
+    st.lists(
+        unicode_text.filter(lambda t: t.strip() and "\x00" not in t and "\r" not in t), min_size=1, max_size=6
+    ),
+    st.sampled_from([csv.QUOTE_MINIMAL, csv.QUOTE_ALL, csv.QUOTE_NONNUMERIC]),
+    st.sampled_from(["\n", "\r\n"]),
+    st.booleans(),
+)
+def test_any_well_formed_csv_tags_every_record(capsys, tmp_path_factory, abstracts, quoting, newline, bom):
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, quoting=quoting, lineterminator=newline)
+    writer.writerow(["id", "abstract"])
+    writer.writerows([f"r{i}", text] for i, text in enumerate(abstracts))
+    path = tmp_path_factory.mktemp("csv") / "input.csv"
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + buffer.getvalue().encode("utf-8"))
+    status, out, err = run(capsys, "predict", path)
+    assert status == 0, err
+    assert [r["id"] for r in rows(out)] == [f"r{i}" for i in range(len(abstracts))]
+
+
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {"abstract": unicode_text.filter(lambda t: t.strip())},
+            optional={"id": st.integers(), "title": unicode_text},
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_any_well_formed_jsonl_tags_every_record(capsys, tmp_path_factory, records):
+    path = tmp_path_factory.mktemp("jsonl") / "input.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    status, out, err = run(capsys, "predict", path, "--format", "jsonl")
+    assert status == 0, err
+    assert len(out.splitlines()) == len(records)
+
+
+# -- labels -------------------------------------------------------------------------------------
+
+
+def test_a_labels_file_that_is_not_utf8_or_not_csv(tmp_path):
+    areas = load_areas(LABELS / "areas.csv")
+    path = tmp_path / "labels.csv"
+    path.write_bytes(b"abstract_id,area,title\nabc,llm,caf\xe9\n")
+    with pytest.raises(LabelError, match=r"labels.csv: not valid UTF-8 \(byte 34\)\. Save it as UTF-8\."):
+        load_labels(path, areas)
+    path.write_text('abstract_id,area,title\nabc,llm,"x"y\n', encoding="utf-8")
+    with pytest.raises(LabelError, match=r"labels.csv:2: malformed CSV"):
+        load_labels(path, areas)
+
+
+def test_label_errors_reach_the_command_line_as_one_line(capsys, tmp_path):
+    shutil.copytree(LABELS, tmp_path / "labels")
+    with open(tmp_path / "labels" / "labels.csv", "a", encoding="utf-8") as stream:
+        stream.write("abbb359e75f8616b,astrology,oops\n")
+    status, _, err = run(capsys, "evaluate", "--labels", tmp_path / "labels", "--abstracts", SEEDS)
+    assert one_line_error(err, status) == (
+        f"tagger: {tmp_path / 'labels' / 'labels.csv'}:40: unknown area 'astrology'. Use one of: generative, llm, "
+        "optimization, probabilistic, rl, robotics, safety, science, systems, theory, vision.\n"
+    )
+
+
+# -- models -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def model_dir(tmp_path, shipped):
+    return shipped.save(tmp_path / "model")
+
+
+def test_a_truncated_or_missing_weights_file(model_dir):
+    weights = next(model_dir.glob("weights-*.npz"))
+    weights.write_bytes(weights.read_bytes()[:100])
+    with pytest.raises(ModelError, match="does not match its model card"):
+        Model.load(model_dir)
+    weights.unlink()
+    with pytest.raises(ModelError, match=r"cannot read the weights file \(No such file or directory\)"):
+        Model.load(model_dir)
+
+
+def test_a_hand_edited_card_is_noticed(model_dir):
+    card = json.loads((model_dir / CARD_FILE).read_text())
+    card["calibration"]["temperature"] = 1.0
+    (model_dir / CARD_FILE).write_text(json.dumps(card))
+    with pytest.raises(ModelError, match=r"model\.json was edited"):
+        Model.load(model_dir)
+
+
+def test_a_garbled_card_is_a_clear_error(capsys, model_dir):
+    card = json.loads((model_dir / CARD_FILE).read_text())
+    card["areas"] = "llm"
+    (model_dir / CARD_FILE).write_text(json.dumps(card))
+    status, _, err = run(capsys, "predict", SEEDS, "--model", model_dir)
+    assert "the model card lacks or garbles areas" in one_line_error(err, status)
+
+
+class Payload:
+    """Unpickling this creates a file: what a malicious model file would do."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def __reduce__(self):
+        return (open, (self.target, "w"))
+
+
+def test_a_model_file_crafted_to_run_code_does_not_run_it(capsys, model_dir, tmp_path):
+    target = tmp_path / "pwned"
+    weights = next(model_dir.glob("weights-*.npz"))
+    with np.load(weights) as arrays:
+        contents = {name: arrays[name] for name in arrays.files}
+    contents["coef"] = np.array([Payload(str(target))], dtype=object)
+    buffer = io.BytesIO()
+    np.savez(buffer, **contents)  # an object array: stored with pickle
+    data = buffer.getvalue()
+    weights.write_bytes(data)
+    card = json.loads((model_dir / CARD_FILE).read_text())
+    card["weights_sha256"] = __import__("hashlib").sha256(data).hexdigest()  # the attacker fixes the hash
+    (model_dir / CARD_FILE).write_text(json.dumps(card))
+    assert pickle.loads(pickle.dumps(contents["coef"][0])) and target.exists()  # the payload works...
+    target.unlink()
+    status, _, err = run(capsys, "predict", SEEDS, "--model", model_dir)
+    assert "damaged weights file (Object arrays cannot be loaded when allow_pickle=False)" in one_line_error(
+        err, status
+    )
+    assert not target.exists()  # ...but loading the model did not run it
+
+
+# -- nothing is lost when a run is cut short ------------------------------------------------------
+
+
+def big_input(folder, n=20000):
+    rng = random.Random(0)
+    sentences = [s for a in SEEDS.glob("*.txt") for s in a.read_text(encoding="utf-8").split(". ")[1:]]
+    path = folder / "pile.jsonl"
+    with open(path, "w", encoding="utf-8") as stream:
+        for _ in range(n):
+            stream.write(json.dumps({"abstract": ". ".join(rng.sample(sentences, 6))}) + "\n")
+    return path, n
+
+
+def leftovers(folder):
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+@pytest.mark.slow
+def test_killing_predict_never_leaves_a_partial_output(tmp_path):
+    pile, n = big_input(tmp_path)
+    target = tmp_path / "tags.csv"
+    target.write_text("old complete output\n")
+    rng = random.Random(1)
+    for stop in (signal.SIGTERM, signal.SIGINT, signal.SIGKILL, signal.SIGTERM):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tagger", "predict", str(pile), "--output", str(target)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(rng.uniform(0.2, 1.5))
+        process.send_signal(stop)
+        _, err = process.communicate(timeout=60)
+        content = target.read_text()
+        assert content == "old complete output\n" or len(content.splitlines()) == n + 1
+        assert "Traceback" not in err
+        if stop != signal.SIGKILL:
+            assert leftovers(tmp_path) == []
+    status = subprocess.run(
+        [sys.executable, "-m", "tagger", "predict", str(pile), "--output", str(target)], capture_output=True
+    ).returncode
+    assert status == 0 and len(target.read_text().splitlines()) == n + 1
+    assert leftovers(tmp_path) == []  # the next write removed what the killed run left
+
+
+@pytest.mark.slow
+def test_killing_train_leaves_the_previous_model_intact(tmp_path, shipped):
+    for name in ("labels", "seeds", "models"):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    before = {p.name: p.read_bytes() for p in (tmp_path / "models").iterdir()}
+    rng = random.Random(2)
+    for stop in (signal.SIGTERM, signal.SIGKILL, signal.SIGINT):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tagger", "train"],
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        time.sleep(rng.uniform(0.5, 4.0))
+        process.send_signal(stop)
+        process.communicate(timeout=60)
+        model = load_model(tmp_path / "models")  # loads: old or new, never half of each
+        assert model.predict("Robots grasp cups.").area == shipped.predict("Robots grasp cups.").area
+        # Either the old files or a complete new model: the card and the weights it names.
+        files = {p.name for p in (tmp_path / "models").iterdir() if not p.name.startswith(".")}
+        assert files == {"model.json", model.card["weights_file"]}
+        if process.returncode != 0 and model.card["created"] == shipped.card["created"]:
+            assert {name: (tmp_path / "models" / name).read_bytes() for name in files} == before
