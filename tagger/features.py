@@ -7,6 +7,7 @@ it was trained.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from dataclasses import asdict, dataclass
@@ -30,38 +31,61 @@ STOP_WORDS = frozenset(
     """.split()
 )
 
-# LaTeX commands (\textbf, \mathcal, ...), URLs and e-mail addresses carry no topic.
-_NOISE = re.compile(r"\\[a-z]+|https?://\S+|www\.\S+|\S+@\S+")
-_TOKEN = re.compile(r"\b\w\w+\b")
+# LaTeX commands (\textbf, \mathcal, ...), links and e-mail addresses carry no topic. Each
+# pattern runs only on text that holds its mark, which keeps the common case fast.
+_LATEX = re.compile(r"\\[a-z]+")
+_LINK = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+")
+_WORD = re.compile(r"\w+")
+# Fast paths that split exactly like _WORD: ASCII text is split by bytes.translate (every
+# ASCII character that is not [a-z0-9_] becomes a space) and str.split; common Unicode
+# punctuation, which is never part of a word, becomes a space first.
+_ASCII_NON_WORD = bytes(c for c in range(128) if not (chr(c).isalnum() or chr(c) == "_"))
+_ASCII_SPACES = bytes.maketrans(_ASCII_NON_WORD, b" " * len(_ASCII_NON_WORD))
+_PUNCTUATION = re.compile("[\u2018\u2019\u201c\u201d\u2013\u2014\u2212\u2022\u00b7\u00d7]")
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text``: runs of word characters (``\\w+``) of the NFKC-normalised,
+    lower-cased text, after LaTeX commands, links and e-mail addresses are removed."""
+    if not text.isascii():
+        text = _PUNCTUATION.sub(" ", unicodedata.normalize("NFKC", text))
+    text = text.lower()
+    if "\\" in text:
+        text = _LATEX.sub(" ", text)
+    if "://" in text or "www." in text or "@" in text:
+        text = _LINK.sub(" ", text)
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_SPACES).decode("ascii").split()
+    return _WORD.findall(text)
+
+
+def is_term(word: str) -> bool:
+    """Whether a word can be a feature: two characters or more, not a stop word, not a number."""
+    return len(word) > 1 and word not in STOP_WORDS and not word.isdigit()
 
 
 @dataclass(frozen=True)
 class TextAnalyzer:
-    """Lower-cases, drops LaTeX commands and URLs, keeps word tokens of two or more
-    characters that are not stop words or bare numbers, and adds word n-grams."""
+    """Terms of a text: its words that can be features (:func:`is_term`) and, with
+    ``ngram_max=2``, the pairs of such words that stand next to each other once stop words
+    are left out. Other words that are not terms (numbers, single letters) separate pairs."""
 
-    ngram_min: int = 1
     ngram_max: int = 2
 
     def __post_init__(self) -> None:
-        if not 1 <= self.ngram_min <= self.ngram_max:
-            raise ValueError(f"bad n-gram range ({self.ngram_min}, {self.ngram_max})")
-
-    def tokens(self, text: str) -> list[str]:
-        """The word tokens of ``text``, in order."""
-        if not text.isascii():
-            text = unicodedata.normalize("NFKC", text)
-        text = _NOISE.sub(" ", text.lower())
-        return [token for token in _TOKEN.findall(text) if token not in STOP_WORDS and not token.isdigit()]
+        if self.ngram_max not in (1, 2):
+            raise ValueError(f"ngram_max must be 1 or 2, not {self.ngram_max!r}")
 
     def __call__(self, text: str) -> list[str]:
-        """The terms of ``text``: its tokens and the n-grams made of neighbouring tokens."""
-        tokens = self.tokens(text)
-        if self.ngram_max == 1:
-            return tokens
-        terms = tokens if self.ngram_min == 1 else []
-        for n in range(max(2, self.ngram_min), self.ngram_max + 1):
-            terms = terms + [" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
+        found = [word for word in words(text) if word not in STOP_WORDS]
+        keep = [is_term(word) for word in found]
+        terms = [word for word, kept in zip(found, keep) if kept]
+        if self.ngram_max == 2:
+            terms += [
+                f"{first} {second}"
+                for (first, first_kept), (second, second_kept) in itertools.pairwise(zip(found, keep))
+                if first_kept and second_kept
+            ]
         return terms
 
     def settings(self) -> dict:

@@ -59,28 +59,20 @@ def suggest(
 
 
 def _without_near_duplicates(ranked: list[Suggestion], model: Model, n: int) -> list[Suggestion]:
-    row_of, feature_of, values = model.tfidf([s.abstract.document for s in ranked])
-    vectors = [dict() for _ in ranked]
-    for row, feature, value in zip(row_of, feature_of, values):
-        vectors[row][feature] = value
+    matrix = model.tfidf([s.abstract.document for s in ranked])
+    similarity = (matrix @ matrix.T).toarray()  # cosine: the rows are l2-normed
     chosen: list[int] = []
     seen_ids: set[str] = set()
     for i, item in enumerate(ranked):
         if item.abstract.id in seen_ids:
             continue
-        if any(_cosine(vectors[i], vectors[j]) > NEAR_DUPLICATE for j in chosen):
+        if any(similarity[i, j] > NEAR_DUPLICATE for j in chosen):
             continue
         chosen.append(i)
         seen_ids.add(item.abstract.id)
         if len(chosen) == n:
             break
     return [ranked[i] for i in chosen]
-
-
-def _cosine(a: dict, b: dict) -> float:
-    if len(a) > len(b):
-        a, b = b, a
-    return float(sum(value * b.get(feature, 0.0) for feature, value in a.items()))
 
 
 @dataclass

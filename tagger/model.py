@@ -8,12 +8,12 @@ weights against the hash in the card.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import io
 import itertools
 import json
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,11 +23,12 @@ import numpy as np
 
 from .atomic import atomic_write
 from .errors import ModelError, UsageError
-from .features import TextAnalyzer
+from .features import STOP_WORDS, TextAnalyzer, words
 
 FORMAT_VERSION = 1
 CARD_FILE = "model.json"
 ARRAYS = ("vocabulary", "idf", "coef", "intercept")
+STOP = -2  # the feature of a stop word in the word lookup: left out before pairing
 
 
 @dataclass(frozen=True)
@@ -49,14 +50,19 @@ class Prediction:
     @property
     def runner_up(self) -> str:
         """The second most likely area."""
-        return self._ranked()[1][0]
+        return self._runner_up[1]
 
     @property
     def runner_up_confidence(self) -> float:
-        return self._ranked()[1][1]
+        return self._runner_up[0]
 
-    def _ranked(self) -> list[tuple[str, float]]:
-        return sorted(self.scores.items(), key=lambda item: -item[1])
+    @functools.cached_property
+    def _runner_up(self) -> tuple[float, str]:
+        # max() keeps the first of equals: the earlier area, as Model.summarise does
+        area, probability = max(
+            ((a, p) for a, p in self.scores.items() if a != self.area), key=lambda x: x[1]
+        )
+        return probability, area
 
 
 class Model:
@@ -71,6 +77,7 @@ class Model:
         intercept: np.ndarray,
     ) -> None:
         self.card = card
+        self.directory: Path | None = None  # the folder it was loaded from or saved to
         self.vocabulary = list(vocabulary)
         self.idf = np.asarray(idf, dtype=np.float64)
         self.coef = np.asarray(coef, dtype=np.float64)
@@ -81,44 +88,92 @@ class Model:
         self.sublinear_tf = bool(features["sublinear_tf"])
         self.temperature = float(card["calibration"]["temperature"])
         self.review_threshold = float(card["review"]["threshold"])
-        self._index = {term: i for i, term in enumerate(self.vocabulary)}
         self._coef_by_feature = np.ascontiguousarray(self.coef.T)
         _check_shapes(self)
+        self._build_lookup()
+
+    def __getstate__(self) -> dict:
+        """What a pickle (a Dask worker, a joblib process) gets: the arrays and the card; the
+        word lookup is rebuilt on arrival rather than sent."""
+        return {name: getattr(self, name) for name in ("card", "vocabulary", "idf", "coef", "intercept")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(**state)
+
+    def _build_lookup(self) -> None:
+        """Word -> feature for single words (stop words -> :data:`STOP`); for pairs of words,
+        a sorted array of keys (first word's feature * n_features + second's) and the pair's
+        feature."""
+        n = len(self.vocabulary)
+        self._word_feature: dict[str, int] = dict.fromkeys(STOP_WORDS, STOP)
+        pairs: list[tuple[int, int]] = []
+        for feature, term in enumerate(self.vocabulary):
+            if " " not in term:
+                self._word_feature[term] = feature
+        for feature, term in enumerate(self.vocabulary):
+            if " " in term:
+                first, second = term.split(" ")
+                if first not in self._word_feature or second not in self._word_feature:
+                    raise ModelError(f"the pair {term!r} has a word that is not a feature", fix="Retrain.")
+                pairs.append((self._word_feature[first] * n + self._word_feature[second], feature))
+        pairs.sort()
+        self._pair_keys = np.array([key for key, _ in pairs], dtype=np.int64)
+        self._pair_features = np.array([feature for _, feature in pairs], dtype=np.int64)
 
     # -- prediction -------------------------------------------------------------------------
 
-    def tfidf(self, texts: Iterable[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Sparse TF-IDF rows as (row of each value, feature of each value, value), l2-normed,
-        the same numbers as scikit-learn's ``TfidfVectorizer`` fitted at training time."""
-        index, analyzer = self._index, self.analyzer
-        rows: list[int] = []
-        features: list[int] = []
-        counts: list[int] = []
-        for row, text in enumerate(texts):
-            found = Counter(j for j in map(index.get, analyzer(text)) if j is not None)
-            rows.extend([row] * len(found))
-            features.extend(found.keys())
-            counts.extend(found.values())
-        row_of = np.asarray(rows, dtype=np.int64)
-        feature_of = np.asarray(features, dtype=np.int64)
-        values = np.asarray(counts, dtype=np.float64)
+    def tfidf(self, texts: Sequence[str]):
+        """The TF-IDF matrix of ``texts`` (a scipy CSR matrix, one row per text, sorted
+        indices, l2-normed rows): the numbers of scikit-learn's ``TfidfVectorizer`` fitted at
+        training time, computed for a whole batch at once. Each word becomes its feature (or
+        -1: not a feature, which also separates pairs); stop words are left out; pairs of
+        neighbouring words are looked up among the pair features; the terms of each text are
+        counted."""
+        from scipy.sparse import csr_matrix  # C speed for counting and products; loaded on first use
+
+        get, missing = self._word_feature.get, itertools.repeat(-1)
+        ids: list[int] = []
+        lengths: list[int] = []
+        for text in texts:
+            found = words(text)
+            lengths.append(len(found))
+            ids.extend(map(get, found, missing))
+        n = len(lengths)
+        word_feature = np.array(ids, dtype=np.int64)
+        row = np.repeat(np.arange(n, dtype=np.int64), lengths)
+        kept = word_feature != STOP
+        word_feature, row = word_feature[kept], row[kept]
+        known = word_feature >= 0
+        rows, features = [row[known]], [word_feature[known]]
+        if len(self._pair_keys) and len(word_feature) > 1:
+            first, second = word_feature[:-1], word_feature[1:]
+            neighbours = (row[:-1] == row[1:]) & (first >= 0) & (second >= 0)
+            keys = first[neighbours] * len(self.vocabulary) + second[neighbours]
+            at = np.minimum(np.searchsorted(self._pair_keys, keys), len(self._pair_keys) - 1)
+            found_pair = self._pair_keys[at] == keys
+            rows.append(row[:-1][neighbours][found_pair])
+            features.append(self._pair_features[at[found_pair]])
+        row, feature = np.concatenate(rows), np.concatenate(features)
+        order = np.argsort(row, kind="stable")  # pairs come after words: group terms by text
+        counts = csr_matrix(
+            (np.ones(len(row)), feature[order], np.searchsorted(row[order], np.arange(n + 1))),
+            shape=(n, len(self.vocabulary)),
+        )
+        counts.sum_duplicates()  # counts per (text, term), indices sorted
+        values = counts.data
         if self.sublinear_tf:
             values = 1.0 + np.log(values)
-        values *= self.idf[feature_of]
-        norms = np.sqrt(np.bincount(row_of, weights=values * values)) if len(values) else np.zeros(0)
-        values /= norms[row_of]
-        return row_of, feature_of, values
+        values *= self.idf[counts.indices]
+        row_of = np.repeat(np.arange(n), np.diff(counts.indptr))
+        values /= np.sqrt(np.bincount(row_of, weights=values * values, minlength=n))[row_of]
+        return csr_matrix((values, counts.indices, counts.indptr), shape=counts.shape)
 
     def decision_function(self, texts: Sequence[str]) -> np.ndarray:
         """Raw linear scores, one row per text, one column per area."""
-        texts = _as_texts(texts)
-        return self._scores(*self.tfidf(texts), len(texts))
+        return self._scores(self.tfidf(_as_texts(texts)))
 
-    def _scores(self, row_of: np.ndarray, feature_of: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
-        contributions = self._coef_by_feature[feature_of] * values[:, None]
-        scores = np.zeros((n, len(self.areas)))
-        np.add.at(scores, row_of, contributions)
-        return scores + self.intercept
+    def _scores(self, matrix) -> np.ndarray:
+        return np.asarray(matrix @ self._coef_by_feature) + self.intercept
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         """Calibrated probabilities, one row per text (summing to 1), one column per area."""
@@ -140,38 +195,54 @@ class Model:
         if isinstance(texts, str):
             return self.predict([texts], review_below=review_below, explain=explain)[0]
         texts = _as_texts(texts)
-        threshold = self.review_threshold if review_below is None else review_below
-        tfidf = self.tfidf(texts)
-        probabilities = softmax(self._scores(*tfidf, len(texts)) / self.temperature)
-        best = probabilities.argmax(axis=1)
-        terms = self._top_terms(*tfidf, best) if explain else [()] * len(texts)
+        matrix = self.tfidf(texts)
+        probabilities = softmax(self._scores(matrix) / self.temperature)
+        predictions = self.predictions(probabilities, review_below=review_below)
+        if explain:
+            terms = self._top_terms(matrix, probabilities.argmax(axis=1))
+            predictions = [dataclasses.replace(p, top_terms=t) for p, t in zip(predictions, terms)]
+        return predictions
+
+    def predictions(
+        self, probabilities: np.ndarray, *, review_below: float | None = None
+    ) -> list[Prediction]:
+        """One :class:`Prediction` per row of calibrated probabilities (from :meth:`predict_proba`)."""
+        best, confidence, _, _, needs_review = self.summarise(probabilities, review_below=review_below)
         return [
-            Prediction(
-                area=self.areas[k],
-                confidence=float(row[k]),
-                scores=dict(zip(self.areas, map(float, row))),
-                needs_review=bool(row[k] < threshold),
-                top_terms=top,
+            Prediction(area=self.areas[k], confidence=c, scores=dict(zip(self.areas, row)), needs_review=flag)
+            for k, c, row, flag in zip(
+                best.tolist(), confidence.tolist(), probabilities.tolist(), needs_review.tolist()
             )
-            for k, row, top in zip(best, probabilities, terms)
         ]
 
-    def _top_terms(
-        self, row_of: np.ndarray, feature_of: np.ndarray, values: np.ndarray, areas: np.ndarray, n: int = 10
-    ) -> list[tuple[tuple[str, float], ...]]:
+    def summarise(
+        self, probabilities: np.ndarray, *, review_below: float | None = None
+    ) -> tuple[np.ndarray, ...]:
+        """Per row of calibrated probabilities: the best area's index and probability, the
+        runner-up's index and probability, and whether it needs review (below the threshold).
+        Of equal probabilities, the first area wins."""
+        threshold = self.review_threshold if review_below is None else review_below
+        rows = np.arange(len(probabilities))
+        best = probabilities.argmax(axis=1)
+        others = probabilities.copy()
+        others[rows, best] = -1.0
+        second = others.argmax(axis=1)
+        confidence = probabilities[rows, best]
+        return best, confidence, second, probabilities[rows, second], confidence < threshold
+
+    def _top_terms(self, matrix, areas: np.ndarray, n: int = 10) -> list[tuple[tuple[str, float], ...]]:
         """Per text, the terms with the largest push toward its area: TF-IDF value times the
         area's weight minus the mean weight over areas (the softmax ignores what all areas
         share), largest first, positive only."""
         centred = self._coef_by_feature - self._coef_by_feature.mean(axis=1, keepdims=True)
-        push = values * centred[feature_of, areas[row_of]]
-        starts = np.searchsorted(row_of, np.arange(len(areas) + 1))
         explanations = []
-        for start, end in itertools.pairwise(starts):
-            order = start + np.argsort(-push[start:end], kind="stable")[:n]
+        for row, area in enumerate(areas):
+            start, end = matrix.indptr[row], matrix.indptr[row + 1]
+            features = matrix.indices[start:end]
+            push = matrix.data[start:end] * centred[features, area]
+            order = np.argsort(-push, kind="stable")[:n]
             explanations.append(
-                tuple(
-                    (self.vocabulary[feature_of[i]], round(float(push[i]), 4)) for i in order if push[i] > 0
-                )
+                tuple((self.vocabulary[features[i]], round(float(push[i]), 4)) for i in order if push[i] > 0)
             )
         return explanations
 
@@ -203,6 +274,7 @@ class Model:
         for old in directory.glob("weights-*.npz"):
             if old.name != weights_file:
                 old.unlink()
+        self.directory = directory
         return directory
 
     @classmethod
@@ -249,7 +321,9 @@ class Model:
                 fix="Restore it as written (--review-below sets another review threshold), or retrain.",
             )
         try:
-            return cls(card, vocabulary.split("\n") if vocabulary else [], **loaded)
+            model = cls(card, vocabulary.split("\n") if vocabulary else [], **loaded)
+            model.directory = directory
+            return model
         except (ValueError, KeyError, TypeError, AttributeError) as error:
             raise ModelError(
                 f"damaged model ({type(error).__name__}: {error})",

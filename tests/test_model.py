@@ -169,11 +169,11 @@ def test_top_terms_are_the_terms_pushing_toward_the_area(shipped):
     assert pushes == sorted(pushes, reverse=True) and min(pushes) > 0
     assert set(terms) <= set(shipped.analyzer(text))
     # Each push is TF-IDF value x (the area's weight - the mean weight over areas).
-    _rows, features, values = shipped.tfidf([text])
+    matrix = shipped.tfidf([text])
     k = shipped.areas.index("safety")
     expected = {
         shipped.vocabulary[j]: v * (shipped.coef[k, j] - shipped.coef[:, j].mean())
-        for j, v in zip(features, values)
+        for j, v in zip(matrix.indices, matrix.data)
     }
     for term, push in prediction.top_terms:
         assert push == pytest.approx(expected[term], abs=1e-4)
