@@ -1,11 +1,25 @@
-"""Batch tagging: abstracts from files in, (abstract, prediction) pairs out, in input order,
-a chunk at a time so that input of any size streams through in constant memory."""
+"""Batch tagging: abstracts in, (abstract, prediction) pairs out, in input order, a chunk at a
+time, so that input of any size streams through in constant memory.
+
+With ``jobs`` above 1, chunks are tagged by a pool of worker processes (joblib) while this
+process reads the input and writes the output; the pool starts only when the input holds
+more than two chunks, so a small run never pays for it. Each worker loads the model from its
+folder once. Every abstract is tagged by the same arithmetic whichever process tags it, so the
+output does not depend on ``jobs``.
+"""
 
 from __future__ import annotations
 
+import collections
+import functools
 import itertools
+import os
+import tempfile
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+import numpy as np
 
 from .corpus import Abstract, read_abstracts
 from .model import Model, Prediction
@@ -13,23 +27,81 @@ from .model import Model, Prediction
 CHUNK_SIZE = 2000
 
 
+def default_jobs() -> int:
+    """All the cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def tag_blocks(
+    abstracts: Iterable[Abstract], model: Model, *, jobs: int = 1, chunk_size: int = CHUNK_SIZE
+) -> Iterator[tuple[list[Abstract], np.ndarray]]:
+    """(chunk of abstracts, their calibrated probabilities), chunk after chunk, in input
+    order, on ``jobs`` processes."""
+    iterator = iter(abstracts)
+    chunks = iter(lambda: list(itertools.islice(iterator, chunk_size)), [])
+    first = list(itertools.islice(chunks, 3))
+    chunks = itertools.chain(first, chunks)
+    if jobs > 1 and len(first) == 3:
+        yield from _in_parallel(chunks, model, jobs)
+    else:
+        for chunk in chunks:
+            yield chunk, model.predict_proba([a.document for a in chunk])
+
+
 def tag_abstracts(
     abstracts: Iterable[Abstract],
     model: Model,
     *,
     review_below: float | None = None,
+    jobs: int = 1,
     chunk_size: int = CHUNK_SIZE,
 ) -> Iterator[tuple[Abstract, Prediction]]:
-    iterator = iter(abstracts)
-    while chunk := list(itertools.islice(iterator, chunk_size)):
-        yield from zip(
-            chunk, model.predict([abstract.document for abstract in chunk], review_below=review_below)
-        )
+    """Each abstract with its prediction, in input order."""
+    for chunk, probabilities in tag_blocks(abstracts, model, jobs=jobs, chunk_size=chunk_size):
+        yield from zip(chunk, model.predictions(probabilities, review_below=review_below))
+
+
+def _in_parallel(
+    chunks: Iterator[list[Abstract]], model: Model, jobs: int
+) -> Iterator[tuple[list, np.ndarray]]:
+    from joblib import Parallel, delayed
+
+    with tempfile.TemporaryDirectory(prefix="tagger-model-") as scratch:
+        directory = model.directory or model.save(Path(scratch) / "model")
+        sent: collections.deque[list[Abstract]] = collections.deque()
+
+        def tasks():
+            for chunk in chunks:
+                sent.append(chunk)
+                yield delayed(_probabilities)(
+                    str(directory), model.card["weights_sha256"], [a.document for a in chunk]
+                )
+
+        with warnings.catch_warnings():  # a run stopped early: joblib warns that it cancelled tasks
+            warnings.filterwarnings("ignore", message=".*tasks which were still being processed")
+            with Parallel(n_jobs=jobs, return_as="generator", pre_dispatch="2*n_jobs") as parallel:
+                for block in parallel(tasks()):
+                    yield sent.popleft(), block
+
+
+def _probabilities(directory: str, weights_sha256: str, texts: list[str]) -> np.ndarray:
+    """Run in a worker: the calibrated probabilities of ``texts``."""
+    return _worker_model(directory, weights_sha256).predict_proba(texts)
+
+
+@functools.lru_cache(maxsize=2)
+def _worker_model(directory: str, weights_sha256: str) -> Model:
+    return Model.load(directory)
 
 
 def tag_files(
-    paths: Iterable[str | Path], model: Model, *, review_below: float | None = None, **read_options
+    paths: Iterable[str | Path],
+    model: Model,
+    *,
+    review_below: float | None = None,
+    jobs: int = 1,
+    **read_options,
 ) -> Iterator[tuple[Abstract, Prediction]]:
     """Tag every abstract in ``paths`` (files, directories, ``-`` for stdin);
     ``read_options`` go to :func:`tagger.corpus.read_abstracts`."""
-    return tag_abstracts(read_abstracts(paths, **read_options), model, review_below=review_below)
+    return tag_abstracts(read_abstracts(paths, **read_options), model, review_below=review_below, jobs=jobs)

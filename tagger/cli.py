@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
-import threading
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__, corpus, output
+from .batch import default_jobs as batch_jobs
 from .errors import TaggerError, UsageError
 
 DEFAULT_MODEL_DIR = "models"
 EXIT_SKIPPED = 3  # --skip-bad left records out
+PROGRESS_DELAY = 1.0  # seconds before a progress bar shows
 
 
 class _Parser(argparse.ArgumentParser):
@@ -75,6 +77,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     predict.add_argument("--output", metavar="FILE", help="write here instead of stdout (atomically)")
     predict.add_argument("--review-below", metavar="X", type=float, help="flag confidence below X for review")
+    predict.add_argument(
+        "--jobs", type=int, metavar="N", help=f"processes to tag with (default: all {batch_jobs()} cores)"
+    )
+    predict.add_argument("--quiet", action="store_true", help="no progress bar")
     predict.set_defaults(run=_predict)
 
     explain = commands.add_parser("explain", help="show the terms that decided each abstract's area")
@@ -156,20 +162,31 @@ def _report_reading(report: corpus.ReadReport) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
-    from .batch import tag_files
+    from .batch import tag_blocks
 
     model = _load_model(args.model)
     threshold = model.review_threshold if args.review_below is None else args.review_below
+    jobs = args.jobs or batch_jobs()
+    if jobs < 1:
+        raise UsageError(f"--jobs {args.jobs}: need at least one process")
     report = corpus.ReadReport()
     areas: Counter[str] = Counter()
     needs_review = 0
-    tagged = tag_files(args.paths, model, review_below=threshold, **_read_options(args, report))
-    with output.open_output(args.output) as stream:
+    blocks = tag_blocks(corpus.read_abstracts(args.paths, **_read_options(args, report)), model, jobs=jobs)
+    with (
+        _signals_between_chunks() as check,
+        contextlib.closing(blocks),
+        output.open_output(args.output) as stream,
+        _progress(args, report) as update,
+    ):
         writer = output.RowWriter(stream, args.format)
-        for abstract, prediction in tagged:
-            writer.write(output.row(abstract, prediction))
-            areas[prediction.area] += 1
-            needs_review += prediction.needs_review
+        for chunk, probabilities in blocks:
+            check()
+            for row in output.rows(chunk, probabilities, model, threshold):
+                writer.write(row)
+                areas[row["area"]] += 1
+                needs_review += row["needs_review"]
+            update()
     headings = f" ({len(report.headings)} heading(s) skipped)" if report.headings else ""
     per_area = ", ".join(f"{area} {n}" for area, n in areas.most_common())
     print(
@@ -179,6 +196,56 @@ def _predict(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return _report_reading(report)
+
+
+@contextlib.contextmanager
+def _signals_between_chunks():
+    """Ctrl-C and SIGTERM take effect between chunks, where stopping is clean (the worker
+    pool is shut down, the output left as it was), not in the middle of the pool's code."""
+    received: list[int] = []
+    stops = [signal.SIGINT, signal.SIGTERM]
+    previous = {
+        signum: signal.signal(signum, lambda signum, frame: received.append(signum)) for signum in stops
+    }
+
+    def check() -> None:
+        if signal.SIGINT in received:
+            raise KeyboardInterrupt
+        if received:
+            raise SystemExit(128 + received[0])
+
+    try:
+        yield check
+        check()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+@contextlib.contextmanager
+def _progress(args: argparse.Namespace, report: corpus.ReadReport):
+    """A progress bar over the bytes read, on stderr, shown after a second; none with --quiet,
+    when stderr is not a terminal, or on stdin (no size known)."""
+    sizes = [Path(p) for p in args.paths]
+    if args.quiet or not sys.stderr.isatty() or corpus.STDIN in args.paths:
+        yield lambda: None
+        return
+    from tqdm import tqdm
+
+    total = sum(
+        f.stat().st_size for p in sizes for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file()
+    )
+    with tqdm(
+        total=total, unit="B", unit_scale=True, delay=PROGRESS_DELAY, file=sys.stderr, leave=False
+    ) as bar:
+        seen = 0
+
+        def update() -> None:
+            nonlocal seen
+            bar.update(report.bytes_read - seen)
+            seen = report.bytes_read
+
+        yield update
 
 
 def _explain(args: argparse.Namespace) -> int:
@@ -327,16 +394,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _exit_on_signal(signum: int, frame) -> None:
-    raise SystemExit(128 + signum)  # unwinds like Ctrl-C: temporary files are removed
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 usage error, 2 bad input,
     3 records skipped with --skip-bad, 70 internal error, 130 interrupted)."""
-    for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-        if signum is not None and threading.current_thread() is threading.main_thread():
-            signal.signal(signum, _exit_on_signal)
     try:
         args = _parser().parse_args(argv)
         return args.run(args)
@@ -362,3 +422,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 70
+
+
+def run() -> None:
+    """The ``tagger`` command. Ctrl-C, SIGTERM and SIGHUP (a closed terminal) unwind like an
+    exception, so that temporary files are removed, until the work is done; afterwards (while
+    joblib stops its workers) they are ignored."""
+    done = False
+
+    def stop(signum: int, frame) -> None:
+        if not done:
+            raise KeyboardInterrupt if signum == signal.SIGINT else SystemExit(128 + signum)
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), stop)
+    try:
+        status = main()
+        done = True
+    except KeyboardInterrupt:
+        status = 130
+    except SystemExit as exit_:
+        status = exit_.code if isinstance(exit_.code, int) else 1
+    done = True
+    sys.exit(status)

@@ -10,9 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+import numpy as np
+
 from .atomic import atomic_write
 from .corpus import Abstract
-from .model import Prediction
+from .model import Model, Prediction
 
 FORMATS = ("csv", "jsonl")
 COLUMNS = (
@@ -41,6 +43,35 @@ def row(abstract: Abstract, prediction: Prediction) -> dict:
     }
 
 
+def rows(
+    chunk: list[Abstract], probabilities: np.ndarray, model: Model, review_below: float | None
+) -> Iterator[dict]:
+    """The rows of a chunk of abstracts from their probabilities (what :func:`row` gives for
+    each abstract and its prediction, without building the predictions)."""
+    best, confidence, second, second_confidence, needs_review = model.summarise(
+        probabilities, review_below=review_below
+    )
+    areas = model.areas
+    for abstract, k, p, j, q, flag in zip(
+        chunk,
+        best.tolist(),
+        np.round(confidence, DIGITS).tolist(),
+        second.tolist(),
+        np.round(second_confidence, DIGITS).tolist(),
+        needs_review.tolist(),
+    ):
+        yield {
+            "source": abstract.source,
+            "position": abstract.position,
+            "id": abstract.id,
+            "area": areas[k],
+            "confidence": p,
+            "runner_up": areas[j],
+            "runner_up_confidence": q,
+            "needs_review": flag,
+        }
+
+
 class RowWriter:
     """Writes rows to a text stream in one of :data:`FORMATS`."""
 
@@ -48,12 +79,12 @@ class RowWriter:
         self.stream = stream
         self.output_format = output_format
         if output_format == "csv":
-            self._csv = csv.DictWriter(stream, fieldnames=COLUMNS, lineterminator="\n")
-            self._csv.writeheader()
+            self._csv = csv.writer(stream, lineterminator="\n")
+            self._csv.writerow(COLUMNS)
 
     def write(self, row: dict) -> None:
         if self.output_format == "csv":
-            self._csv.writerow(row)
+            self._csv.writerow(row.values())  # the columns' order
         else:
             self.stream.write(json.dumps(row, ensure_ascii=False) + "\n")
 

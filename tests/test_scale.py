@@ -1,0 +1,160 @@
+"""Tagging at any size: streaming, several processes, a progress bar, a Dask cluster."""
+
+import io
+import itertools
+import json
+import pickle
+import random
+import sys
+
+import numpy as np
+import pytest
+from conftest import SEEDS
+
+from tagger import cli
+from tagger.batch import CHUNK_SIZE, tag_abstracts, tag_blocks
+from tagger.cli import main
+from tagger.corpus import Abstract, read_abstracts
+
+SENTENCES = [s for a in read_abstracts([SEEDS]) for s in a.text.split(". ")]
+
+
+def pile(folder, n, name="pile.jsonl"):
+    rng = random.Random(n)
+    path = folder / name
+    with open(path, "w", encoding="utf-8") as stream:
+        for i in range(n):
+            stream.write(json.dumps({"id": f"p{i}", "abstract": ". ".join(rng.sample(SENTENCES, 5))}) + "\n")
+    return path
+
+
+def run(capsys, *args):
+    status = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.fixture(scope="module")
+def big_pile(tmp_path_factory):
+    return pile(tmp_path_factory.mktemp("pile"), 3 * CHUNK_SIZE + 123)
+
+
+def test_output_is_byte_identical_for_any_number_of_processes(capsys, big_pile, tmp_path):
+    outputs = []
+    for jobs in (1, 2, 3):
+        status, _, err = run(
+            capsys, "predict", big_pile, "--jobs", jobs, "--output", tmp_path / f"{jobs}.csv"
+        )
+        assert status == 0, err
+        outputs.append((tmp_path / f"{jobs}.csv").read_bytes())
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert outputs[0].count(b"\n") == 3 * CHUNK_SIZE + 123 + 1
+
+
+def test_the_api_tags_in_parallel_with_a_model_in_memory(shipped, big_pile):
+    abstracts = list(read_abstracts([big_pile]))
+    model = pickle.loads(pickle.dumps(shipped))  # in memory only: no folder to load from
+    assert model.directory is None
+    parallel = list(tag_abstracts(abstracts, model, jobs=2))
+    serial = list(tag_abstracts(abstracts, shipped, jobs=1))
+    assert [a.id for a, _ in parallel] == [a.id for a in abstracts]
+    assert [p for _, p in parallel] == [p for _, p in serial]
+
+
+def test_input_streams_through_in_chunks(shipped):
+    endless = (Abstract(str(i), SENTENCES[i % len(SENTENCES)], "gen", i, i) for i in itertools.count())
+    chunk, probabilities = next(tag_blocks(endless, shipped, chunk_size=100))
+    assert len(chunk) == 100 and probabilities.shape == (100, len(shipped.areas))
+
+
+def test_a_pickled_model_predicts_the_same(shipped):
+    copy = pickle.loads(pickle.dumps(shipped))
+    assert "_word_feature" not in pickle.dumps(shipped).decode("latin-1")  # rebuilt, not sent
+    np.testing.assert_array_equal(copy.predict_proba(SENTENCES[:50]), shipped.predict_proba(SENTENCES[:50]))
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_a_progress_bar_on_a_terminal_unless_quiet(capsys, big_pile, monkeypatch, tmp_path):
+    monkeypatch.setattr(cli, "PROGRESS_DELAY", 0.0)
+    for quiet, expected in ((False, True), (True, False)):
+        terminal = FakeTerminal()
+        monkeypatch.setattr(sys, "stderr", terminal)
+        args = ["predict", big_pile, "--jobs", "1", "--output", tmp_path / "out.csv"] + (
+            ["--quiet"] if quiet else []
+        )
+        assert main([str(a) for a in args]) == 0
+        assert ("B/s" in terminal.getvalue()) is expected, terminal.getvalue()
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # not a terminal: no bar
+    assert main(["predict", str(big_pile), "--output", str(tmp_path / "out.csv")]) == 0
+    assert "B/s" not in sys.stderr.getvalue()
+
+
+def test_jobs_must_be_positive(capsys, big_pile):
+    status, _, err = run(capsys, "predict", big_pile, "--jobs", "-1")
+    assert status == 1 and err.startswith("tagger: --jobs -1: need at least one process")
+
+
+# -- Dask ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def client():
+    pytest.importorskip("dask.dataframe")
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client
+
+
+def csv_rows(text):
+    import csv
+
+    return [dict(row) for row in csv.DictReader(io.StringIO(text))]
+
+
+def test_dask_rows_equal_the_command_line_rows(client, capsys, tmp_path):
+    from tagger import cluster
+
+    first, second = pile(tmp_path, 300, "a.jsonl"), pile(tmp_path, 200, "b.jsonl")
+    status, out, _ = run(capsys, "predict", tmp_path, "--jobs", "1")
+    assert status == 0
+    expected = csv_rows(out)
+    rows = cluster.tag_files([first, second]).compute()
+    assert len(rows) == 500
+    as_text = [{k: str(v) for k, v in row.items()} for row in rows]
+    assert as_text == expected
+
+
+def test_dask_bag_and_dataframe_of_texts(client, shipped):
+    import dask.bag
+    import dask.dataframe
+    import pandas as pd
+
+    from tagger import cluster
+
+    texts = SENTENCES[:60]
+    expected = shipped.predict(texts)
+    rows = cluster.tag_bag(dask.bag.from_sequence(texts, npartitions=4), shipped).compute()
+    assert [r["area"] for r in rows] == [p.area for p in expected]
+    assert [r["confidence"] for r in rows] == [round(p.confidence, 4) for p in expected]
+    frame = dask.dataframe.from_pandas(pd.DataFrame({"abstract": texts, "n": range(60)}), npartitions=3)
+    tagged = cluster.tag_dataframe(frame, model=shipped).compute()
+    assert list(tagged.columns) == [
+        "abstract",
+        "n",
+        "area",
+        "confidence",
+        "runner_up",
+        "runner_up_confidence",
+        "needs_review",
+    ]
+    assert tagged["area"].tolist() == [p.area for p in expected]
+    assert tagged["needs_review"].tolist() == [p.needs_review for p in expected]
