@@ -1,0 +1,111 @@
+"""Tagging on a Dask cluster: the same model and the same output rows as ``tagger predict``,
+with the work spread over the cluster's workers. Needs the ``dask`` extra:
+``pip install 'tagger[dask]'``.
+
+The model travels to the workers once: it is one node of the task graph (``dask.delayed``),
+computed once and handed to every partition's task on whichever worker runs it.
+
+>>> from dask.distributed import Client
+>>> client = Client("scheduler-address:8786")          # or LocalCluster() for one machine
+>>> rows = tagger.cluster.tag_files(["s3-or-shared/papers-*.jsonl"])   # a dask bag of rows
+>>> rows.to_dataframe().to_csv("tags-*.csv")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from . import corpus, output
+from .errors import UsageError
+from .model import Model, load_model
+
+ROW_COLUMNS = {
+    "area": str,
+    "confidence": float,
+    "runner_up": str,
+    "runner_up_confidence": float,
+    "needs_review": bool,
+}
+
+
+def _dask():
+    try:
+        import dask
+        import dask.bag
+    except ImportError:
+        raise UsageError(
+            "tagging on a cluster needs dask", fix="Install it: pip install 'tagger[dask]'."
+        ) from None
+    return dask
+
+
+def tag_files(
+    paths: Sequence[str | Path],
+    model: Model | None = None,
+    *,
+    review_below: float | None = None,
+    **read_options,
+):
+    """A dask bag of the output rows of every abstract in ``paths`` (files the workers can
+    read; folders are expanded here), one partition per file, in input order: the rows
+    ``tagger predict`` writes for the same files. ``read_options`` go to
+    :func:`tagger.corpus.read_abstracts`."""
+    dask = _dask()
+    files = [str(path) for path in corpus.find_files(paths, corpus.ReadReport())]
+    shared = dask.delayed(model or load_model(), pure=True)
+    return dask.bag.from_sequence(files, npartitions=max(len(files), 1)).map_partitions(
+        _tag_file_partition, shared, review_below, read_options
+    )
+
+
+def _tag_file_partition(
+    files: list[str], model: Model, review_below: float | None, read_options: dict
+) -> list[dict]:
+    return _rows(list(corpus.read_abstracts(files, **read_options)), model, review_below)
+
+
+def tag_bag(texts, model: Model | None = None, *, review_below: float | None = None):
+    """A dask bag of abstracts (strings) -> a dask bag of rows (dicts with the predicted area,
+    confidence, runner-up and review flag), partition by partition."""
+    dask = _dask()
+    shared = dask.delayed(model or load_model(), pure=True)
+    return texts.map_partitions(_tag_text_partition, shared, review_below)
+
+
+def _tag_text_partition(texts, model: Model, review_below: float | None) -> list[dict]:
+    return [{name: row[name] for name in ROW_COLUMNS} for row in _text_rows(list(texts), model, review_below)]
+
+
+def tag_dataframe(
+    frame, column: str = "abstract", model: Model | None = None, *, review_below: float | None = None
+):
+    """A dask dataframe with a text column -> the same dataframe with the columns ``area``,
+    ``confidence``, ``runner_up``, ``runner_up_confidence`` and ``needs_review`` added."""
+    dask = _dask()
+    shared = dask.delayed(model or load_model(), pure=True)
+    meta = frame._meta.assign(**{name: np.array([], dtype=kind) for name, kind in ROW_COLUMNS.items()})
+    return frame.map_partitions(_tag_frame_partition, column, shared, review_below, meta=meta)
+
+
+def _tag_frame_partition(frame, column: str, model: Model, review_below: float | None):
+    rows = _text_rows(frame[column].fillna("").astype(str).tolist(), model, review_below)
+    return frame.assign(
+        **{name: np.array([row[name] for row in rows], dtype=kind) for name, kind in ROW_COLUMNS.items()}
+    )
+
+
+def _text_rows(texts: list[str], model: Model, review_below: float | None) -> list[dict]:
+    return _rows(
+        [corpus.Abstract("", text, "", i, 0) for i, text in enumerate(texts, start=1)], model, review_below
+    )
+
+
+def _rows(abstracts: list[corpus.Abstract], model: Model, review_below: float | None) -> list[dict]:
+    """The output rows of ``abstracts``: what ``tagger predict`` writes for them."""
+    if not abstracts:
+        return []
+    probabilities = model.predict_proba([a.document for a in abstracts])
+    return list(output.rows(abstracts, probabilities, model, review_below))
