@@ -1,0 +1,252 @@
+"""Speed benchmark: tagger against a plain scikit-learn pipeline, side by side, in one run.
+
+Usage:
+    python tests/benchmarks/bench_speed.py [--n 100000] [--stream 1000000] [--train 1000,10000,100000]
+                                           [--repeats 3] [--work DIR]
+
+The plain pipeline is what a user would otherwise write: ``TfidfVectorizer()`` +
+``LogisticRegression()`` fitted on the same labelled abstracts (labels/ and seeds/), saved
+with joblib, and a script that reads the same JSON-lines file in chunks, calls
+``predict_proba`` and writes one CSV row per abstract. Corpora are built from the seed
+abstracts (sentences shuffled into new abstracts), so nothing is downloaded. Times are
+medians over ``--repeats`` runs (this machine is shared: compare the ratios), each figure
+next to the plain pipeline's.
+
+1. batch throughput of ``tagger predict FILE --output OUT`` on ``--n`` abstracts, end to end
+   and without start-up (the wall time less that of the same command on one abstract);
+2. cold start: ``tagger predict`` on one abstract in a new process, against a new process
+   that only imports scikit-learn's text and linear-model modules;
+3. warm latency of ``predict(text)`` for one abstract, median and 99th percentile;
+4. peak memory (RSS of the process and its workers) while streaming ``--stream`` abstracts
+   from a file to a file;
+5. training time at each of ``--train`` labelled abstracts (``tagger.train`` with its
+   settings search, against one ``fit`` of the plain pipeline).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAIN_SCRIPT = """
+import csv, itertools, json, sys, joblib
+pipeline = joblib.load(sys.argv[1])
+classes = list(pipeline.classes_)
+with open(sys.argv[2], encoding="utf-8") as lines, open(sys.argv[3], "w", newline="") as out:
+    writer = csv.writer(out)
+    writer.writerow(["area", "confidence"])
+    while chunk := list(itertools.islice(lines, 2000)):
+        probabilities = pipeline.predict_proba([json.loads(line)["abstract"] for line in chunk])
+        for row in probabilities:
+            best = row.argmax()
+            writer.writerow([classes[best], round(float(row[best]), 4)])
+"""
+
+
+def seed_sentences() -> dict[str, list[str]]:
+    """Sentences of the seed abstracts, by the area of their hand label."""
+    from tagger.labels import load_training_set
+
+    training_set = load_training_set(ROOT / "labels", [ROOT / "seeds"])
+    sentences: dict[str, list[str]] = {}
+    for text, area in zip(training_set.texts, training_set.labels):
+        sentences.setdefault(area, []).extend(s.strip() for s in text.split(". ") if s.strip())
+    return sentences
+
+
+def write_corpus(path: Path, n: int, labelled: bool = False) -> Path:
+    """``n`` abstracts of eight shuffled seed sentences each (of one area when ``labelled``)."""
+    rng = random.Random(n)
+    by_area = seed_sentences()
+    areas = sorted(by_area)
+    everything = [s for area in areas for s in by_area[area]]
+    with open(path, "w", encoding="utf-8") as stream:
+        for _ in range(n):
+            area = rng.choice(areas)
+            pool = by_area[area] if labelled else everything
+            record = {"abstract": ". ".join(rng.choices(pool, k=8)) + "."}
+            if labelled:
+                record["area"] = area
+            stream.write(json.dumps(record) + "\n")
+    return path
+
+
+def timed(command: list[str], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def peak_rss(command: list[str]) -> float:
+    """Peak of the summed resident memory (MB) of a process and its descendants, sampled."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak = 0
+    while process.poll() is None:
+        peak = max(peak, sum(_rss(pid) for pid in _tree(process.pid)))
+        time.sleep(0.05)
+    if process.returncode:
+        raise RuntimeError(f"{command} failed")
+    return peak / 2**20
+
+
+def _tree(pid: int) -> list[int]:
+    pids, index = [pid], 0
+    while index < len(pids):
+        try:
+            children = Path(f"/proc/{pids[index]}/task/{pids[index]}/children").read_text().split()
+        except OSError:
+            children = []
+        pids += [int(child) for child in children]
+        index += 1
+    return pids
+
+
+def _rss(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def plain_pipeline(folder: Path) -> Path:
+    import joblib
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    from tagger.labels import load_training_set
+
+    training_set = load_training_set(ROOT / "labels", [ROOT / "seeds"])
+    pipeline = make_pipeline(TfidfVectorizer(), LogisticRegression()).fit(
+        training_set.texts, training_set.labels
+    )
+    path = folder / "plain.joblib"
+    joblib.dump(pipeline, path)
+    return path
+
+
+def row(name: str, ours: float, plain: float, unit: str, better: str) -> None:
+    ratio = plain / ours if better == "lower" else ours / plain
+    print(f"  {name:44s} {ours:12.3f} {plain:12.3f}  {unit:12s} {ratio:6.2f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--stream", type=int, default=1_000_000, help="0 to leave out the memory run")
+    parser.add_argument("--train", default="1000,10000,100000", help="sizes, or '' to leave out")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--work", type=Path, help="folder for the corpora (default: a temporary one)")
+    args = parser.parse_args()
+
+    work = args.work or Path(tempfile.mkdtemp(prefix="tagger-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    python = sys.executable
+    tagger = [python, "-m", "tagger", "predict", "--quiet"]
+    plain = [python, "-c", PLAIN_SCRIPT, str(plain_pipeline(work))]
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
+    )
+    print(f"{'':46s}{'tagger':>12s} {'plain':>12s}  {'unit':12s} {'ratio':>7s} (>1: tagger better)")
+
+    corpus = write_corpus(work / f"corpus-{args.n}.jsonl", args.n)
+    one = write_corpus(work / "one.jsonl", 1)
+    megabytes = corpus.stat().st_size / 1e6
+    ours_time = timed([*tagger, str(corpus), "--output", str(work / "out.csv")], args.repeats)
+    plain_time = timed([*plain, str(corpus), str(work / "plain.csv")], args.repeats)
+    ours_start = timed([*tagger, str(one), "--output", str(work / "one.csv")], args.repeats * 3)
+    plain_start = timed([*plain, str(one), str(work / "one-plain.csv")], args.repeats * 3)
+    print(f"1. batch, {args.n:,} abstracts ({megabytes:.0f} MB)")
+    row("end to end (abstracts/s)", args.n / ours_time, args.n / plain_time, "abstracts/s", "higher")
+    row("end to end (MB/s)", megabytes / ours_time, megabytes / plain_time, "MB/s", "higher")
+    row(
+        "without start-up (abstracts/s)",
+        args.n / (ours_time - ours_start),
+        args.n / (plain_time - plain_start),
+        "abstracts/s",
+        "higher",
+    )
+
+    imports = [python, "-c", "import sklearn.feature_extraction.text, sklearn.linear_model"]
+    print("2. cold start")
+    row(
+        "new process, one abstract vs sklearn imports",
+        ours_start,
+        timed(imports, args.repeats * 3),
+        "s",
+        "lower",
+    )
+
+    print("3. warm latency of one abstract")
+    import joblib
+
+    import tagger as library
+
+    model = library.load_model(ROOT / "models")
+    pipeline = joblib.load(work / "plain.joblib")
+    texts = [json.loads(line)["abstract"] for line in corpus.open(encoding="utf-8").readlines()[:2000]]
+    ours_latency, plain_latency = [], []
+    for text in texts:
+        start = time.perf_counter()
+        library.predict(text, model=model)
+        ours_latency.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        pipeline.predict_proba([text])
+        plain_latency.append(time.perf_counter() - start)
+    ours_latency.sort()
+    plain_latency.sort()
+    row(
+        "median (ms)",
+        1e3 * statistics.median(ours_latency),
+        1e3 * statistics.median(plain_latency),
+        "ms",
+        "lower",
+    )
+    p99 = int(0.99 * len(texts))
+    row("99th percentile (ms)", 1e3 * ours_latency[p99], 1e3 * plain_latency[p99], "ms", "lower")
+
+    if args.stream:
+        big = write_corpus(work / f"corpus-{args.stream}.jsonl", args.stream)
+        print(f"4. streaming {args.stream:,} abstracts ({big.stat().st_size / 1e9:.2f} GB) file to file")
+        ours_peak = peak_rss([*tagger, str(big), "--output", str(work / "big.csv")])
+        plain_peak = peak_rss([*plain, str(big), str(work / "big-plain.csv")])
+        row("peak RSS, all processes (MB)", ours_peak, plain_peak, "MB", "lower")
+
+    sizes = [int(size) for size in args.train.split(",") if size]
+    if sizes:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+
+        from tagger.labels import read_labelled_file
+
+        print("5. training (tagger: with its settings search and calibration; plain: one fit)")
+        for size in sizes:
+            path = write_corpus(work / f"labelled-{size}.jsonl", size, labelled=True)
+            start = time.perf_counter()
+            library.train(path)
+            ours = time.perf_counter() - start
+            data = read_labelled_file(path)
+            start = time.perf_counter()
+            make_pipeline(TfidfVectorizer(), LogisticRegression()).fit(data.texts, data.labels)
+            row(f"{size:,} labelled abstracts (s)", ours, time.perf_counter() - start, "s", "lower")
+
+
+if __name__ == "__main__":
+    main()
