@@ -1,11 +1,12 @@
 """Batch tagging: abstracts in, (abstract, prediction) pairs out, in input order, a chunk at a
 time, so that input of any size streams through in constant memory.
 
-With ``jobs`` above 1, chunks are tagged by a pool of worker processes (joblib) while this
-process reads the input and writes the output; the pool starts only when the input holds
-more than two chunks, so a small run never pays for it. Each worker loads the model from its
-folder once. Every abstract is tagged by the same arithmetic whichever process tags it, so the
-output does not depend on ``jobs``.
+With ``jobs`` above 1, ``jobs - 1`` worker processes (joblib's loky executor) tag chunks
+while this process reads the input, writes the output, and tags a chunk itself whenever the
+next result is not ready yet, so every core stays busy without a process to spare. The pool
+starts only when the input holds more than two chunks, so a small run never pays for it.
+Each worker loads the model from its folder once. Every abstract is tagged by the same
+arithmetic whichever process tags it, so the output does not depend on ``jobs``.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import functools
 import itertools
 import os
 import tempfile
-import warnings
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,7 @@ import numpy as np
 from .corpus import Abstract, read_abstracts
 from .model import Model, Prediction
 
-CHUNK_SIZE = 2000
+CHUNK_SIZE = 500
 
 
 def default_jobs() -> int:
@@ -64,24 +65,41 @@ def tag_abstracts(
 def _in_parallel(
     chunks: Iterator[list[Abstract]], model: Model, jobs: int
 ) -> Iterator[tuple[list, np.ndarray]]:
-    from joblib import Parallel, delayed
+    from joblib.executor import get_memmapping_executor  # the executor joblib.Parallel shares
 
     with tempfile.TemporaryDirectory(prefix="tagger-model-") as scratch:
-        directory = model.directory or model.save(Path(scratch) / "model")
-        sent: collections.deque[list[Abstract]] = collections.deque()
-
-        def tasks():
-            for chunk in chunks:
-                sent.append(chunk)
-                yield delayed(_probabilities)(
-                    str(directory), model.card["weights_sha256"], [a.document for a in chunk]
-                )
-
-        with warnings.catch_warnings():  # a run stopped early: joblib warns that it cancelled tasks
-            warnings.filterwarnings("ignore", message=".*tasks which were still being processed")
-            with Parallel(n_jobs=jobs, return_as="generator", pre_dispatch="2*n_jobs") as parallel:
-                for block in parallel(tasks()):
-                    yield sent.popleft(), block
+        directory = str(model.directory or model.save(Path(scratch) / "model"))
+        executor = get_memmapping_executor(jobs - 1)
+        window: collections.deque = collections.deque()  # [chunk, future or probabilities], in order
+        in_flight = 0
+        try:
+            while True:
+                while in_flight < 2 * (jobs - 1) and (chunk := next(chunks, None)) is not None:
+                    texts = [a.document for a in chunk]
+                    window.append(
+                        [
+                            chunk,
+                            executor.submit(_probabilities, directory, model.card["weights_sha256"], texts),
+                        ]
+                    )
+                    in_flight += 1
+                if not window:
+                    return
+                chunk, result = window[0]
+                if isinstance(result, Future) and not result.done():
+                    local = next(chunks, None)
+                    if local is not None:  # rather than wait, tag the next chunk here
+                        window.append([local, model.predict_proba([a.document for a in local])])
+                        continue
+                window.popleft()
+                if isinstance(result, Future):
+                    in_flight -= 1
+                    result = result.result()
+                yield chunk, result
+        finally:
+            for _, result in window:
+                if isinstance(result, Future):
+                    result.cancel()
 
 
 def _probabilities(directory: str, weights_sha256: str, texts: list[str]) -> np.ndarray:

@@ -13,7 +13,9 @@ medians over ``--repeats`` runs (this machine is shared: compare the ratios), ea
 next to the plain pipeline's.
 
 1. batch throughput of ``tagger predict FILE --output OUT`` on ``--n`` abstracts, end to end
-   and without start-up (the wall time less that of the same command on one abstract);
+   and without start-up (the wall time less that of the same command on one abstract); also
+   against the plain pipeline with uni+bigrams (tagger's kind of features), and tagger on
+   one process;
 2. cold start: ``tagger predict`` on one abstract in a new process, against a new process
    that only imports scikit-learn's text and linear-model modules;
 3. warm latency of ``predict(text)`` for one abstract, median and 99th percentile;
@@ -182,6 +184,23 @@ def main() -> None:
         "abstracts/s",
         "higher",
     )
+    bigrams = [python, "-c", PLAIN_SCRIPT, str(plain_pipeline(work, (1, 2)))]
+    bigram_time = timed([*bigrams, str(corpus), str(work / "plain-2.csv")], args.repeats)
+    row(
+        "end to end, plain with uni+bigrams like tagger",
+        args.n / ours_time,
+        args.n / bigram_time,
+        "abstracts/s",
+        "higher",
+    )
+    single = timed([*tagger, str(corpus), "--output", str(work / "out-1.csv"), "--jobs", "1"], args.repeats)
+    row(
+        "end to end, tagger on one process (--jobs 1)",
+        args.n / single,
+        args.n / plain_time,
+        "abstracts/s",
+        "higher",
+    )
 
     imports = [python, "-c", "import sklearn.feature_extraction.text, sklearn.linear_model"]
     print("2. cold start")
@@ -199,7 +218,7 @@ def main() -> None:
     import tagger as library
 
     model = library.load_model(ROOT / "models")
-    pipeline = joblib.load(work / "plain.joblib")
+    pipeline = joblib.load(work / "plain-1.joblib")
     texts = [json.loads(line)["abstract"] for line in corpus.open(encoding="utf-8").readlines()[:2000]]
     ours_latency, plain_latency = [], []
     for text in texts:
