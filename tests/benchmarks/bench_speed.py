@@ -126,7 +126,8 @@ def _rss(pid: int) -> int:
     return 0
 
 
-def plain_pipeline(folder: Path) -> Path:
+def plain_pipeline(folder: Path, ngram_range: tuple[int, int] = (1, 1)) -> Path:
+    """The plain pipeline fitted on the repository's labelled abstracts, saved with joblib."""
     import joblib
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
@@ -135,10 +136,9 @@ def plain_pipeline(folder: Path) -> Path:
     from tagger.labels import load_training_set
 
     training_set = load_training_set(ROOT / "labels", [ROOT / "seeds"])
-    pipeline = make_pipeline(TfidfVectorizer(), LogisticRegression()).fit(
-        training_set.texts, training_set.labels
-    )
-    path = folder / "plain.joblib"
+    pipeline = make_pipeline(TfidfVectorizer(ngram_range=ngram_range), LogisticRegression())
+    pipeline.fit(training_set.texts, training_set.labels)
+    path = folder / f"plain-{ngram_range[1]}.joblib"
     joblib.dump(pipeline, path)
     return path
 
