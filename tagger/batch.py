@@ -67,8 +67,9 @@ def _in_parallel(
 ) -> Iterator[tuple[list, np.ndarray]]:
     from joblib.executor import get_memmapping_executor  # the executor joblib.Parallel shares
 
+    in_memory = model.directory is None
     with tempfile.TemporaryDirectory(prefix="tagger-model-") as scratch:
-        directory = str(model.directory or model.save(Path(scratch) / "model"))
+        directory = str(model.directory or model.save(Path(scratch) / "model"))  # workers load it
         executor = get_memmapping_executor(jobs - 1)
         window: collections.deque = collections.deque()  # [chunk, future or probabilities], in order
         in_flight = 0
@@ -100,6 +101,8 @@ def _in_parallel(
             for _, result in window:
                 if isinstance(result, Future):
                     result.cancel()
+            if in_memory:  # the scratch folder goes away with this run
+                model.directory = None
 
 
 def _probabilities(directory: str, weights_sha256: str, texts: list[str]) -> np.ndarray:

@@ -59,6 +59,8 @@ def test_the_api_tags_in_parallel_with_a_model_in_memory(shipped, big_pile):
     serial = list(tag_abstracts(abstracts, shipped, jobs=1))
     assert [a.id for a, _ in parallel] == [a.id for a in abstracts]
     assert [p for _, p in parallel] == [p for _, p in serial]
+    assert model.directory is None  # the scratch copy the workers loaded is gone with the run
+    assert [p for _, p in tag_abstracts(abstracts, model, jobs=2)] == [p for _, p in serial]
 
 
 def test_input_streams_through_in_chunks(shipped):
