@@ -7,12 +7,27 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 __version__ = "0.1.0"
 
-from .errors import TaggerError
-from .model import Model, Prediction, load_model
-
 __all__ = ["Model", "Prediction", "TaggerError", "__version__", "load_model", "predict", "train"]
+
+if TYPE_CHECKING:
+    from .errors import TaggerError
+    from .model import Model, Prediction, load_model
+
+_LAZY = {"Model": "model", "Prediction": "model", "load_model": "model", "TaggerError": "errors"}
+
+
+def __getattr__(name: str):
+    """The public names load their modules on first use, so ``import tagger`` (and the
+    ``tagger`` command's start-up, see :mod:`tagger.entry`) stays light."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'tagger' has no attribute {name!r}")
 
 
 def predict(texts, *, model: Model | None = None, review_below: float | None = None, explain: bool = False):
@@ -21,6 +36,8 @@ def predict(texts, *, model: Model | None = None, review_below: float | None = N
 
     ``review_below`` overrides the model's review threshold (``Prediction.needs_review``);
     ``explain=True`` fills ``Prediction.top_terms``."""
+    from .model import load_model
+
     return (model or load_model()).predict(texts, review_below=review_below, explain=explain)
 
 

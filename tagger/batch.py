@@ -1,5 +1,5 @@
-"""Batch tagging: abstracts in, (abstract, prediction) pairs out, in input order, a chunk at a
-time, so that input of any size streams through in constant memory.
+"""Batch tagging: abstracts in, their probabilities (or predictions) out, in input order, a
+chunk at a time, so that input of any size streams through in constant memory.
 
 With ``jobs`` above 1, ``jobs - 1`` worker processes (joblib's loky executor) tag chunks
 while this process reads the input, writes the output, and tags a chunk itself whenever the
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .corpus import Abstract, read_abstracts
+from .corpus import Abstract
 from .model import Model, Prediction
 
 CHUNK_SIZE = 500
@@ -113,16 +113,3 @@ def _probabilities(directory: str, weights_sha256: str, texts: list[str]) -> np.
 @functools.lru_cache(maxsize=2)
 def _worker_model(directory: str, weights_sha256: str) -> Model:
     return Model.load(directory)
-
-
-def tag_files(
-    paths: Iterable[str | Path],
-    model: Model,
-    *,
-    review_below: float | None = None,
-    jobs: int = 1,
-    **read_options,
-) -> Iterator[tuple[Abstract, Prediction]]:
-    """Tag every abstract in ``paths`` (files, directories, ``-`` for stdin);
-    ``read_options`` go to :func:`tagger.corpus.read_abstracts`."""
-    return tag_abstracts(read_abstracts(paths, **read_options), model, review_below=review_below, jobs=jobs)

@@ -422,27 +422,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 70
-
-
-def run() -> None:
-    """The ``tagger`` command. Ctrl-C, SIGTERM and SIGHUP (a closed terminal) unwind like an
-    exception, so that temporary files are removed, until the work is done; afterwards (while
-    joblib stops its workers) they are ignored."""
-    done = False
-
-    def stop(signum: int, frame) -> None:
-        if not done:
-            raise KeyboardInterrupt if signum == signal.SIGINT else SystemExit(128 + signum)
-
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), stop)
-    try:
-        status = main()
-        done = True
-    except KeyboardInterrupt:
-        status = 130
-    except SystemExit as exit_:
-        status = exit_.code if isinstance(exit_.code, int) else 1
-    done = True
-    sys.exit(status)

@@ -48,12 +48,14 @@ def words(text: str) -> list[str]:
     """The words of ``text``: runs of word characters (``\\w+``) of the NFKC-normalised,
     lower-cased text, after LaTeX commands, links and e-mail addresses are removed."""
     if not text.isascii():
-        text = _PUNCTUATION.sub(" ", unicodedata.normalize("NFKC", text))
+        text = unicodedata.normalize("NFKC", text)
     text = text.lower()
     if "\\" in text:
         text = _LATEX.sub(" ", text)
     if "://" in text or "www." in text or "@" in text:
         text = _LINK.sub(" ", text)
+    if not text.isascii():
+        text = _PUNCTUATION.sub(" ", text)
     if text.isascii():
         return text.encode("ascii").translate(_ASCII_SPACES).decode("ascii").split()
     return _WORD.findall(text)

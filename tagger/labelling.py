@@ -14,13 +14,13 @@ import textwrap
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from .batch import tag_abstracts
 from .corpus import Abstract
 from .labels import Area
 from .model import Model, Prediction
 
 NEAR_DUPLICATE = 0.8  # cosine similarity of TF-IDF vectors
 GUESSES = 3
-CHUNK = 2000
 
 
 @dataclass(frozen=True)
@@ -45,15 +45,13 @@ def suggest(
     pool_size = max(5 * n, n + 50)
     pool: list[tuple[float, int, Suggestion]] = []  # max-heap on margin via negation
     counter = itertools.count()
-    iterator = (a for a in abstracts if a.id not in excluded)
-    while chunk := list(itertools.islice(iterator, CHUNK)):
-        for abstract, prediction in zip(chunk, model.predict([a.document for a in chunk])):
-            item = Suggestion(abstract, prediction)
-            entry = (-item.margin, next(counter), item)
-            if len(pool) < pool_size:
-                heapq.heappush(pool, entry)
-            elif entry > pool[0]:
-                heapq.heapreplace(pool, entry)
+    for abstract, prediction in tag_abstracts((a for a in abstracts if a.id not in excluded), model):
+        item = Suggestion(abstract, prediction)
+        entry = (-item.margin, next(counter), item)
+        if len(pool) < pool_size:
+            heapq.heappush(pool, entry)
+        elif entry > pool[0]:
+            heapq.heapreplace(pool, entry)
     ranked = [item for _, _, item in sorted(pool, key=lambda e: (-e[0], e[1]))]
     return _without_near_duplicates(ranked, model, n)
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from .atomic import atomic_write
 from .corpus import Abstract
-from .model import Model, Prediction
+from .model import Model
 
 FORMATS = ("csv", "jsonl")
 COLUMNS = (
@@ -30,24 +30,10 @@ COLUMNS = (
 DIGITS = 4
 
 
-def row(abstract: Abstract, prediction: Prediction) -> dict:
-    return {
-        "source": abstract.source,
-        "position": abstract.position,
-        "id": abstract.id,
-        "area": prediction.area,
-        "confidence": round(prediction.confidence, DIGITS),
-        "runner_up": prediction.runner_up,
-        "runner_up_confidence": round(prediction.runner_up_confidence, DIGITS),
-        "needs_review": prediction.needs_review,
-    }
-
-
 def rows(
     chunk: list[Abstract], probabilities: np.ndarray, model: Model, review_below: float | None
 ) -> Iterator[dict]:
-    """The rows of a chunk of abstracts from their probabilities (what :func:`row` gives for
-    each abstract and its prediction, without building the predictions)."""
+    """The output rows of a chunk of abstracts, from their calibrated probabilities."""
     best, confidence, second, second_confidence, needs_review = model.summarise(
         probabilities, review_below=review_below
     )

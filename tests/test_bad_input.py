@@ -434,7 +434,11 @@ def test_killing_predict_never_leaves_a_partial_output(tmp_path):
         assert "Traceback" not in err
         if stop != signal.SIGKILL:
             assert leftovers(tmp_path) == []
-            assert process.returncode in (0, 130, 128 + signal.SIGTERM)
+            # finished (0), stopped cleanly (130, 143), or killed by the signal in the last
+            # instant of interpreter shut-down, after the output was complete (-2, -15)
+            assert process.returncode in (0, 130, 128 + signal.SIGTERM, -signal.SIGINT, -signal.SIGTERM)
+            if process.returncode < 0:
+                assert len(content.splitlines()) == n + 1
     status = subprocess.run(
         [sys.executable, "-m", "tagger", "predict", str(pile), "--output", str(target)], capture_output=True
     ).returncode
