@@ -1,4 +1,5 @@
-"""A fitted model: plain arrays plus a JSON model card. Prediction needs numpy only.
+"""A fitted model: plain arrays plus a JSON model card. Prediction needs numpy and
+scipy.sparse, never scikit-learn.
 
 A model directory holds ``model.json`` (the card: areas, settings, training data, figures)
 and the weights file the card names (``weights-<hash>.npz``: vocabulary, idf, coefficients,
@@ -177,7 +178,10 @@ class Model:
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         """Calibrated probabilities, one row per text (summing to 1), one column per area."""
-        return softmax(self.decision_function(texts) / self.temperature)
+        return self._calibrated(self.tfidf(_as_texts(texts)))
+
+    def _calibrated(self, matrix) -> np.ndarray:
+        return softmax(self._scores(matrix) / self.temperature)
 
     @overload
     def predict(self, texts: str, *, review_below: float | None = ..., explain: bool = ...) -> Prediction: ...
@@ -196,7 +200,7 @@ class Model:
             return self.predict([texts], review_below=review_below, explain=explain)[0]
         texts = _as_texts(texts)
         matrix = self.tfidf(texts)
-        probabilities = softmax(self._scores(matrix) / self.temperature)
+        probabilities = self._calibrated(matrix)
         predictions = self.predictions(probabilities, review_below=review_below)
         if explain:
             terms = self._top_terms(matrix, probabilities.argmax(axis=1))

@@ -243,13 +243,18 @@ def fit_temperature(scores: np.ndarray, labels: list[str], slugs: list[str]) -> 
     from scipy.optimize import minimize_scalar
 
     truth = np.asarray([slugs.index(label) for label in labels])
-
-    def log_loss(log_t: float) -> float:
-        probabilities = softmax(scores / np.exp(log_t))
-        return -np.log(np.clip(probabilities[np.arange(len(truth)), truth], 1e-12, None)).mean()
-
-    result = minimize_scalar(log_loss, bounds=(np.log(0.01), np.log(100.0)), method="bounded")
+    result = minimize_scalar(
+        lambda log_t: _log_loss(scores, truth, np.exp(log_t)),
+        bounds=(np.log(0.01), np.log(100.0)),
+        method="bounded",
+    )
     return float(np.exp(result.x))
+
+
+def _log_loss(scores: np.ndarray, truth: np.ndarray, temperature: float) -> float:
+    """Mean negative log probability of the true areas under softmax(scores / temperature)."""
+    probabilities = softmax(scores / temperature)
+    return float(-np.log(np.clip(probabilities[np.arange(len(truth)), truth], 1e-12, None)).mean())
 
 
 @dataclass(frozen=True)
@@ -281,8 +286,7 @@ def _macro_f1(scores: np.ndarray, labels: tuple[str, ...], slugs: list[str]) -> 
 
 def _calibrated_log_loss(scores: np.ndarray, labels: tuple[str, ...], slugs: list[str]) -> float:
     truth = np.asarray([slugs.index(label) for label in labels])
-    probabilities = softmax(scores / fit_temperature(scores, list(labels), slugs))
-    return float(-np.log(np.clip(probabilities[np.arange(len(truth)), truth], 1e-12, None)).mean())
+    return _log_loss(scores, truth, fit_temperature(scores, list(labels), slugs))
 
 
 def select_settings(
