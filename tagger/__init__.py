@@ -15,9 +15,10 @@ __all__ = ["Model", "Prediction", "TaggerError", "__version__", "load_model", "p
 
 if TYPE_CHECKING:
     from .errors import TaggerError
-    from .model import Model, Prediction, load_model
+    from .model import Model, load_model
+    from .prediction import Prediction
 
-_LAZY = {"Model": "model", "Prediction": "model", "load_model": "model", "TaggerError": "errors"}
+_LAZY = {"Model": "model", "Prediction": "prediction", "load_model": "model", "TaggerError": "errors"}
 
 
 def __getattr__(name: str):

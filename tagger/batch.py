@@ -5,25 +5,24 @@ With ``jobs`` above 1, ``jobs - 1`` worker processes (joblib's loky executor) ta
 while this process reads the input, writes the output, and tags a chunk itself whenever the
 next result is not ready yet, so every core stays busy without a process to spare. The pool
 starts only when the input holds more than two chunks, so a small run never pays for it.
-Each worker loads the model from its folder once. Every abstract is tagged by the same
+Each worker receives the model once, when it starts (the executor's initializer), never
+per chunk. Every abstract is tagged by the same
 arithmetic whichever process tags it, so the output does not depend on ``jobs``.
 """
 
 from __future__ import annotations
 
 import collections
-import functools
 import itertools
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
-from pathlib import Path
 
 import numpy as np
 
 from .corpus import Abstract
-from .model import Model, Prediction
+from .model import Model
+from .prediction import Prediction, predictions
 
 CHUNK_SIZE = 500
 
@@ -59,7 +58,7 @@ def tag_abstracts(
 ) -> Iterator[tuple[Abstract, Prediction]]:
     """Each abstract with its prediction, in input order."""
     for chunk, probabilities in tag_blocks(abstracts, model, jobs=jobs, chunk_size=chunk_size):
-        yield from zip(chunk, model.predictions(probabilities, review_below=review_below))
+        yield from zip(chunk, predictions(probabilities, model.areas, model.threshold(review_below)))
 
 
 def _in_parallel(
@@ -67,49 +66,46 @@ def _in_parallel(
 ) -> Iterator[tuple[list, np.ndarray]]:
     from joblib.executor import get_memmapping_executor  # the executor joblib.Parallel shares
 
-    in_memory = model.directory is None
-    with tempfile.TemporaryDirectory(prefix="tagger-model-") as scratch:
-        directory = str(model.directory or model.save(Path(scratch) / "model"))  # workers load it
-        executor = get_memmapping_executor(jobs - 1)
-        window: collections.deque = collections.deque()  # [chunk, future or probabilities], in order
-        in_flight = 0
-        try:
-            while True:
-                while in_flight < 2 * (jobs - 1) and (chunk := next(chunks, None)) is not None:
-                    texts = [a.document for a in chunk]
-                    window.append(
-                        [
-                            chunk,
-                            executor.submit(_probabilities, directory, model.card["weights_sha256"], texts),
-                        ]
-                    )
-                    in_flight += 1
-                if not window:
-                    return
-                chunk, result = window[0]
-                if isinstance(result, Future) and not result.done():
-                    local = next(chunks, None)
-                    if local is not None:  # rather than wait, tag the next chunk here
-                        window.append([local, model.predict_proba([a.document for a in local])])
-                        continue
-                window.popleft()
-                if isinstance(result, Future):
-                    in_flight -= 1
-                    result = result.result()
-                yield chunk, result
-        finally:
-            for _, result in window:
-                if isinstance(result, Future):
-                    result.cancel()
-            if in_memory:  # the scratch folder goes away with this run
-                model.directory = None
+    # The pool is kept for the next run with the same model (an executor is reused only when
+    # its initializer and model are the same objects).
+    executor = get_memmapping_executor(jobs - 1, initializer=_receive_model, initargs=(model,))
+    window: collections.deque = collections.deque()  # [chunk, future or probabilities], in order
+    in_flight = 0
+    try:
+        while True:
+            while in_flight < 2 * (jobs - 1) and (chunk := next(chunks, None)) is not None:
+                window.append([chunk, executor.submit(_probabilities, [a.document for a in chunk])])
+                in_flight += 1
+            if not window:
+                return
+            chunk, result = window[0]
+            if isinstance(result, Future) and not result.done():
+                local = next(chunks, None)
+                if local is not None:  # rather than wait, tag the next chunk here
+                    window.append([local, model.predict_proba([a.document for a in local])])
+                    continue
+            window.popleft()
+            if isinstance(result, Future):
+                in_flight -= 1
+                result = result.result()
+            yield chunk, result
+    finally:
+        for _, result in window:
+            if isinstance(result, Future):
+                result.cancel()
 
 
-def _probabilities(directory: str, weights_sha256: str, texts: list[str]) -> np.ndarray:
+_worker_model: Model | None = None  # in a worker process: the model it tags with
+
+
+def _receive_model(model: Model) -> None:
+    """Run once in each worker process as it starts."""
+    global _worker_model
+    _worker_model = model
+
+
+def _probabilities(texts: list[str]) -> np.ndarray:
     """Run in a worker: the calibrated probabilities of ``texts``."""
-    return _worker_model(directory, weights_sha256).predict_proba(texts)
-
-
-@functools.lru_cache(maxsize=2)
-def _worker_model(directory: str, weights_sha256: str) -> Model:
-    return Model.load(directory)
+    if _worker_model is None:
+        raise RuntimeError("a tagging worker started without its model")
+    return _worker_model.predict_proba(texts)

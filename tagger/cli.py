@@ -165,7 +165,7 @@ def _predict(args: argparse.Namespace) -> int:
     from .batch import tag_blocks
 
     model = _load_model(args.model)
-    threshold = model.review_threshold if args.review_below is None else args.review_below
+    threshold = model.threshold(args.review_below)
     jobs = args.jobs or batch_jobs()
     if jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: need at least one process")
@@ -363,10 +363,10 @@ def _train(args: argparse.Namespace) -> int:
         previous = None
     model = train(training_set)
     model.save(args.model)
-    figures = model.card["evaluation"]
+    figures = model.card.evaluation
     print(
-        f"trained on {figures['labelled_abstracts']} labelled abstracts; {figures['scheme']}: "
-        f"accuracy {figures['accuracy']:.3f}, macro-F1 {figures['macro_f1']:.3f}, ECE {figures['ece']:.3f}; "
+        f"trained on {figures.labelled_abstracts} labelled abstracts; {figures.scheme}: "
+        f"accuracy {figures.accuracy:.3f}, macro-F1 {figures.macro_f1:.3f}, ECE {figures.ece:.3f}; "
         f"saved to {args.model}",
         file=sys.stderr,
     )
@@ -375,7 +375,10 @@ def _train(args: argparse.Namespace) -> int:
         [p.area for p in previous.predict(texts)] if previous and previous.areas == model.areas else []
     )
     comparison = compare(
-        previous.card if previous else None, model.card, old_areas, [p.area for p in model.predict(texts)]
+        previous.card.evaluation if previous else None,
+        model.card.evaluation,
+        old_areas,
+        [p.area for p in model.predict(texts)],
     )
     if previous is not None:
         print(format_comparison(comparison), file=sys.stderr)
@@ -383,13 +386,15 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from .evaluate import format_report, write_plots
-    from .training import validate
+    from .evaluate import format_report, require_matplotlib, write_plots
+    from .training import cross_validate
 
-    _, validation, _ = validate(_training_set(args))
-    print(format_report(validation.report))
     if args.plots:
-        for path in write_plots(validation.report, validation.confidence, validation.correct, args.plots):
+        require_matplotlib()  # before minutes of work, not after
+    validation = cross_validate(_training_set(args))
+    print(format_report(validation.evaluation, validation.review))
+    if args.plots:
+        for path in write_plots(validation.evaluation, validation.confidence, validation.correct, args.plots):
             print(f"wrote {path}", file=sys.stderr)
     return 0
 

@@ -21,8 +21,10 @@ import numpy as np
 from . import corpus, output
 from .errors import UsageError
 from .model import Model, load_model
+from .prediction import COLUMNS as PREDICTION_COLUMNS
 
-ROW_COLUMNS = {
+# The dtype of each prediction column in a dataframe.
+DTYPES = {
     "area": str,
     "confidence": float,
     "runner_up": str,
@@ -76,7 +78,8 @@ def tag_bag(texts, model: Model | None = None, *, review_below: float | None = N
 
 
 def _tag_text_partition(texts, model: Model, review_below: float | None) -> list[dict]:
-    return [{name: row[name] for name in ROW_COLUMNS} for row in _text_rows(list(texts), model, review_below)]
+    table = _table(list(texts), model, review_below)
+    return [dict(zip(table, values)) for values in zip(*table.values())]
 
 
 def tag_dataframe(
@@ -86,26 +89,21 @@ def tag_dataframe(
     ``confidence``, ``runner_up``, ``runner_up_confidence`` and ``needs_review`` added."""
     dask = _dask()
     shared = dask.delayed(model or load_model(), pure=True)
-    meta = frame._meta.assign(**{name: np.array([], dtype=kind) for name, kind in ROW_COLUMNS.items()})
+    meta = frame._meta.assign(**{name: np.array([], dtype=DTYPES[name]) for name in PREDICTION_COLUMNS})
     return frame.map_partitions(_tag_frame_partition, column, shared, review_below, meta=meta)
 
 
 def _tag_frame_partition(frame, column: str, model: Model, review_below: float | None):
-    rows = _text_rows(frame[column].fillna("").astype(str).tolist(), model, review_below)
-    return frame.assign(
-        **{name: np.array([row[name] for row in rows], dtype=kind) for name, kind in ROW_COLUMNS.items()}
-    )
+    table = _table(frame[column].fillna("").astype(str).tolist(), model, review_below)
+    return frame.assign(**{name: np.array(values, dtype=DTYPES[name]) for name, values in table.items()})
 
 
-def _text_rows(texts: list[str], model: Model, review_below: float | None) -> list[dict]:
-    return _rows(
-        [corpus.Abstract("", text, "", i, 0) for i, text in enumerate(texts, start=1)], model, review_below
-    )
+def _table(texts: list[str], model: Model, review_below: float | None) -> dict[str, list]:
+    """The prediction columns ``tagger predict`` writes for ``texts``."""
+    return output.prediction_table(model.predict_proba(texts), model, review_below)
 
 
 def _rows(abstracts: list[corpus.Abstract], model: Model, review_below: float | None) -> list[dict]:
     """The output rows of ``abstracts``: what ``tagger predict`` writes for them."""
-    if not abstracts:
-        return []
     probabilities = model.predict_proba([a.document for a in abstracts])
     return list(output.rows(abstracts, probabilities, model, review_below))

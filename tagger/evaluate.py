@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .card import Evaluation, Review
 from .errors import UsageError
 
 CALIBRATION_BINS = 10
@@ -113,29 +114,28 @@ def possible_label_errors(
     return sorted(suspects, key=lambda s: -s["confidence"])
 
 
-def format_report(report: dict) -> str:
+def format_report(evaluation: Evaluation, review: Review) -> str:
     """The figures as text: headline, per-area table, confusion matrix, label errors."""
     import pandas as pd
 
-    table = pd.DataFrame.from_dict(report["per_area"], orient="index")
+    table = pd.DataFrame.from_dict(evaluation.per_area, orient="index")
     table.index.name = "area"
-    confusion = report["confusion"]
+    confusion = evaluation.confusion
     matrix = pd.DataFrame(confusion["counts"], index=confusion["areas"], columns=confusion["areas"])
     matrix.index.name = "labelled \\ predicted"
-    review = report["review"]
     lines = [
-        f"{report['scheme']} on {report['labelled_abstracts']} labelled abstracts",
-        f"accuracy  {report['accuracy']:.3f}",
-        f"macro-F1  {report['macro_f1']:.3f}",
-        f"ECE       {report['ece']:.3f}   (expected calibration error, {CALIBRATION_BINS} bins)",
-        f"review    below {review['threshold']:.3f} confidence: {review['share_flagged']:.0%} of abstracts "
-        f"need review; the rest were right {review['accuracy_unflagged']:.0%} of the time",
+        f"{evaluation.scheme} on {evaluation.labelled_abstracts} labelled abstracts",
+        f"accuracy  {evaluation.accuracy:.3f}",
+        f"macro-F1  {evaluation.macro_f1:.3f}",
+        f"ECE       {evaluation.ece:.3f}   (expected calibration error, {CALIBRATION_BINS} bins)",
+        f"review    below {review.threshold:.3f} confidence: {review.share_flagged:.0%} of abstracts "
+        f"need review; the rest were right {review.accuracy_unflagged:.0%} of the time",
         "",
         table.to_string(float_format=lambda x: f"{x:.3f}"),
         "",
         matrix.to_string(),
     ]
-    suspects = report.get("possible_label_errors", [])
+    suspects = evaluation.possible_label_errors
     lines += ["", f"possible label errors: {len(suspects)}"]
     lines += [
         f"  {s['abstract_id']}  labelled {s['label']}, predicted {s['predicted']} ({s['confidence']:.2f})"
@@ -145,10 +145,8 @@ def format_report(report: dict) -> str:
     return "\n".join(lines)
 
 
-def write_plots(
-    report: dict, confidence: np.ndarray, correct: np.ndarray, directory: str | Path
-) -> list[Path]:
-    """A confusion-matrix PNG and a reliability-diagram PNG in ``directory``."""
+def require_matplotlib():
+    """matplotlib's pyplot (drawing to files), or a clear error saying how to install it."""
     try:
         import matplotlib
 
@@ -158,10 +156,18 @@ def write_plots(
         raise UsageError(
             "--plots needs matplotlib, which is not installed", fix="Install it: pip install 'tagger[plots]'."
         ) from None
+    return plt
+
+
+def write_plots(
+    evaluation: Evaluation, confidence: np.ndarray, correct: np.ndarray, directory: str | Path
+) -> list[Path]:
+    """A confusion-matrix PNG and a reliability-diagram PNG in ``directory``."""
+    plt = require_matplotlib()
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    areas = report["confusion"]["areas"]
-    counts = np.asarray(report["confusion"]["counts"])
+    areas = evaluation.confusion["areas"]
+    counts = np.asarray(evaluation.confusion["counts"])
 
     figure, axes = plt.subplots(figsize=(1 + 0.6 * len(areas), 0.6 * len(areas) + 1), layout="constrained")
     image = axes.imshow(counts, cmap="Blues")
@@ -170,7 +176,7 @@ def write_plots(
     axes.set_xlabel("predicted area")
     axes.set_ylabel("labelled area")
     axes.set_title(
-        f"{report['scheme']}: accuracy {report['accuracy']:.2f}, macro-F1 {report['macro_f1']:.2f}"
+        f"{evaluation.scheme}: accuracy {evaluation.accuracy:.2f}, macro-F1 {evaluation.macro_f1:.2f}"
     )
     for (i, j), n in np.ndenumerate(counts):
         if n:
@@ -195,7 +201,7 @@ def write_plots(
     axes.set_ylim(0, 1.05)
     axes.set_xlabel("confidence")
     axes.set_ylabel("accuracy")
-    axes.set_title(f"Reliability ({report['scheme']}), ECE {report['ece']:.3f}")
+    axes.set_title(f"Reliability ({evaluation.scheme}), ECE {evaluation.ece:.3f}")
     axes.legend(loc="lower right")
     reliability_path = directory / "reliability.png"
     figure.savefig(reliability_path, dpi=120)
@@ -207,13 +213,14 @@ FIGURES = ("labelled_abstracts", "accuracy", "macro_f1", "ece")
 
 
 def compare(
-    old_card: dict | None, new_card: dict, old_areas: Sequence[str], new_areas: Sequence[str]
+    old: Evaluation | None, new: Evaluation, old_areas: Sequence[str], new_areas: Sequence[str]
 ) -> dict:
-    """What retraining changed: each figure before and after, and how many of the given
-    abstracts (areas predicted by the old and the new model, in the same order) moved."""
-    before = {k: (old_card or {}).get("evaluation", {}).get(k) for k in FIGURES}
-    after = {k: new_card["evaluation"][k] for k in FIGURES}
-    changed = sum(a != b for a, b in zip(old_areas, new_areas)) if old_card else None
+    """What retraining changed: each figure before (``old``: none without an old model) and
+    after, and how many of the given abstracts (areas predicted by the old and the new
+    model, in the same order) moved."""
+    before = {k: getattr(old, k) if old else None for k in FIGURES}
+    after = {k: getattr(new, k) for k in FIGURES}
+    changed = sum(a != b for a, b in zip(old_areas, new_areas)) if old else None
     return {"before": before, "after": after, "changed": changed, "compared": len(new_areas)}
 
 

@@ -1,4 +1,6 @@
-"""The one text analyser: text in, terms out. Training and prediction both call it.
+"""The one text analyser: text in, terms out; and the TF-IDF features a fitted model computes
+from it. Training (through scikit-learn) and prediction (through :class:`TfidfFeatures`, with
+numpy) both follow the rules defined here.
 
 Every setting that changes which terms come out lives in :class:`TextAnalyzer`, is written
 to the model card, and is read back from it, so a saved model always analyses text the way
@@ -10,7 +12,10 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
 
 # Function words that say nothing about a research area. Written for this project; kept
 # short on purpose: words such as "learning", "model" or "data" are left to IDF weighting.
@@ -90,10 +95,84 @@ class TextAnalyzer:
             ]
         return terms
 
-    def settings(self) -> dict:
-        """The settings as plain data, for the model card."""
-        return asdict(self)
 
-    @classmethod
-    def from_settings(cls, settings: dict) -> TextAnalyzer:
-        return cls(**settings)
+NOT_A_TERM = -1  # a word that is not a feature: it separates pairs
+STOP = -2  # a stop word: left out before pairing
+
+
+class TfidfFeatures:
+    """The TF-IDF features of a fitted model: the numbers of scikit-learn's
+    ``TfidfVectorizer(analyzer=TextAnalyzer(...), sublinear_tf=...)`` fitted at training time,
+    computed with numpy and scipy for a whole batch at once.
+
+    It follows :class:`TextAnalyzer` without calling it per text: each word of :func:`words`
+    is looked up once (stop words and words that are not features have their own marks), and
+    pairs of neighbouring features are looked up among the pair features when the analyser
+    makes pairs.
+    """
+
+    def __init__(
+        self, analyzer: TextAnalyzer, vocabulary: Sequence[str], idf: np.ndarray, sublinear_tf: bool
+    ) -> None:
+        self.analyzer = analyzer
+        self.vocabulary = vocabulary
+        self.idf = idf
+        self.sublinear_tf = sublinear_tf
+        n = len(vocabulary)
+        self._word_feature: dict[str, int] = dict.fromkeys(STOP_WORDS, STOP)
+        pairs: list[tuple[int, int]] = []
+        for feature, term in enumerate(vocabulary):
+            if " " not in term:
+                self._word_feature[term] = feature
+        for feature, term in enumerate(vocabulary):
+            if " " in term:
+                first, _, second = term.partition(" ")
+                known = first in self._word_feature and second in self._word_feature
+                if analyzer.ngram_max < 2 or not known:
+                    raise ValueError(f"the term {term!r} is not one this analyser makes")
+                pairs.append((self._word_feature[first] * n + self._word_feature[second], feature))
+        pairs.sort()
+        self._pair_keys = np.array([key for key, _ in pairs], dtype=np.int64)
+        self._pair_features = np.array([feature for _, feature in pairs], dtype=np.int64)
+
+    def transform(self, texts: Sequence[str]):
+        """The TF-IDF matrix of ``texts``: a scipy CSR matrix, one l2-normed row per text,
+        sorted indices."""
+        from scipy.sparse import csr_matrix  # C speed for counting and products; loaded on first use
+
+        get, missing = self._word_feature.get, itertools.repeat(NOT_A_TERM)
+        ids: list[int] = []
+        lengths: list[int] = []
+        for text in texts:
+            found = words(text)
+            lengths.append(len(found))
+            ids.extend(map(get, found, missing))
+        n, n_features = len(lengths), len(self.vocabulary)
+        word_feature = np.array(ids, dtype=np.int64)
+        row = np.repeat(np.arange(n, dtype=np.int64), lengths)
+        kept = word_feature != STOP
+        word_feature, row = word_feature[kept], row[kept]
+        known = word_feature >= 0
+        rows, features = [row[known]], [word_feature[known]]
+        if len(self._pair_keys) and len(word_feature) > 1:
+            first, second = word_feature[:-1], word_feature[1:]
+            neighbours = (row[:-1] == row[1:]) & (first >= 0) & (second >= 0)
+            keys = first[neighbours] * n_features + second[neighbours]
+            at = np.minimum(np.searchsorted(self._pair_keys, keys), len(self._pair_keys) - 1)
+            found_pair = self._pair_keys[at] == keys
+            rows.append(row[:-1][neighbours][found_pair])
+            features.append(self._pair_features[at[found_pair]])
+        row, feature = np.concatenate(rows), np.concatenate(features)
+        order = np.argsort(row, kind="stable")  # pairs come after words: group terms by text
+        counts = csr_matrix(
+            (np.ones(len(row)), feature[order], np.searchsorted(row[order], np.arange(n + 1))),
+            shape=(n, n_features),
+        )
+        counts.sum_duplicates()  # counts per (text, term), indices sorted
+        values = counts.data
+        if self.sublinear_tf:
+            values = 1.0 + np.log(values)
+        values *= self.idf[counts.indices]
+        row_of = np.repeat(np.arange(n), np.diff(counts.indptr))
+        values /= np.sqrt(np.bincount(row_of, weights=values * values, minlength=n))[row_of]
+        return csr_matrix((values, counts.indices, counts.indptr), shape=counts.shape)

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from .batch import tag_abstracts
 from .corpus import Abstract
 from .labels import Area
-from .model import Model, Prediction
+from .model import Model
+from .prediction import Prediction
 
 NEAR_DUPLICATE = 0.8  # cosine similarity of TF-IDF vectors
 GUESSES = 3

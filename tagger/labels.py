@@ -13,8 +13,10 @@ import io
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+import numpy as np
 
 from .atomic import atomic_write
 from .corpus import Abstract, read_abstracts
@@ -68,6 +70,21 @@ class TrainingSet:
     @property
     def slugs(self) -> tuple[str, ...]:
         return tuple(area.slug for area in self.areas)
+
+    def label_indices(self) -> np.ndarray:
+        """Each label's area as its index in :attr:`slugs`."""
+        index = {slug: k for k, slug in enumerate(self.slugs)}
+        return np.asarray([index[label] for label in self.labels], dtype=np.int64)
+
+    def subset(self, indices: Iterable[int]) -> TrainingSet:
+        """The same areas with only the labelled abstracts at ``indices``, in that order."""
+        indices = list(indices)
+        return replace(
+            self,
+            texts=tuple(self.texts[i] for i in indices),
+            labels=tuple(self.labels[i] for i in indices),
+            ids=tuple(self.ids[i] for i in indices),
+        )
 
     def counts(self) -> dict[str, int]:
         """Labelled abstracts per area, every area listed."""

@@ -15,51 +15,42 @@ import numpy as np
 from .atomic import atomic_write
 from .corpus import Abstract
 from .model import Model
+from .prediction import COLUMNS as PREDICTION_COLUMNS
+from .prediction import prediction_columns
 
 FORMATS = ("csv", "jsonl")
-COLUMNS = (
-    "source",
-    "position",
-    "id",
-    "area",
-    "confidence",
-    "runner_up",
-    "runner_up_confidence",
-    "needs_review",
-)
-DIGITS = 4
+ABSTRACT_COLUMNS = ("source", "position", "id")
+COLUMNS = ABSTRACT_COLUMNS + PREDICTION_COLUMNS
+DIGITS = 4  # probabilities are written rounded to this many decimals
+_PROBABILITY_COLUMNS = ("confidence", "runner_up_confidence")
+
+
+def prediction_table(probabilities: np.ndarray, model: Model, review_below: float | None) -> dict[str, list]:
+    """The prediction columns of output (see :func:`tagger.prediction.prediction_columns`),
+    probabilities rounded to :data:`DIGITS` decimals, as lists of plain values."""
+    columns = prediction_columns(probabilities, model.areas, model.threshold(review_below))
+    for name in _PROBABILITY_COLUMNS:
+        columns[name] = np.round(columns[name], DIGITS)
+    return {name: columns[name].tolist() for name in PREDICTION_COLUMNS}
 
 
 def rows(
     chunk: list[Abstract], probabilities: np.ndarray, model: Model, review_below: float | None
 ) -> Iterator[dict]:
-    """The output rows of a chunk of abstracts, from their calibrated probabilities."""
-    best, confidence, second, second_confidence, needs_review = model.summarise(
-        probabilities, review_below=review_below
-    )
-    areas = model.areas
-    for abstract, k, p, j, q, flag in zip(
-        chunk,
-        best.tolist(),
-        np.round(confidence, DIGITS).tolist(),
-        second.tolist(),
-        np.round(second_confidence, DIGITS).tolist(),
-        needs_review.tolist(),
-    ):
+    """The output rows of a chunk of abstracts, from their calibrated probabilities: dicts
+    keyed by :data:`COLUMNS`."""
+    table = prediction_table(probabilities, model, review_below)
+    for abstract, *values in zip(chunk, *table.values()):
         yield {
             "source": abstract.source,
             "position": abstract.position,
             "id": abstract.id,
-            "area": areas[k],
-            "confidence": p,
-            "runner_up": areas[j],
-            "runner_up_confidence": q,
-            "needs_review": flag,
+            **dict(zip(table, values)),
         }
 
 
 class RowWriter:
-    """Writes rows to a text stream in one of :data:`FORMATS`."""
+    """Writes rows (dicts keyed by :data:`COLUMNS`) to a text stream in one of :data:`FORMATS`."""
 
     def __init__(self, stream: IO[str], output_format: str = "csv") -> None:
         self.stream = stream
@@ -70,9 +61,9 @@ class RowWriter:
 
     def write(self, row: dict) -> None:
         if self.output_format == "csv":
-            self._csv.writerow(row.values())  # the columns' order
+            self._csv.writerow([row[name] for name in COLUMNS])
         else:
-            self.stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+            self.stream.write(json.dumps({name: row[name] for name in COLUMNS}, ensure_ascii=False) + "\n")
 
 
 @contextlib.contextmanager

@@ -1,26 +1,43 @@
 """Fitting: TF-IDF features and a logistic-regression classifier (scikit-learn), calibrated
 by temperature scaling on cross-validated scores, exported as a numpy :class:`Model`.
 
-Every setting is in :class:`TrainingSettings`, in one place, and is written to the card.
-With enough labelled abstracts, the settings are chosen by cross-validation from
-:data:`SELECTION_GRID`, and the choice is written to the card too.
+Training is a short pipeline::
+
+    settings (given, default, or chosen by cross-validation: select_settings)
+      -> out-of-fold scores of the labelled abstracts      (out_of_fold_scores)
+      -> temperature, figures, review threshold            (calibrate)
+      -> one fit on everything                             (fit_pipeline)
+      -> arrays and card                                   (export, model_card)
+
+:func:`cross_validate` runs the first three steps (``tagger evaluate`` stops there);
+:func:`train` runs them all.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import itertools
 import platform
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 
 from . import __version__, evaluate
-from .features import TextAnalyzer
+from .card import (
+    FORMAT_VERSION,
+    AreaEntry,
+    Calibration,
+    Evaluation,
+    ModelCard,
+    Review,
+    SettingsSelection,
+    TrainingData,
+)
 from .labels import TrainingSet
-from .model import FORMAT_VERSION, Model, softmax
+from .model import Model, softmax
+from .settings import SELECTION_GRID, TrainingSettings
 
 # Cross-validation: leave-one-out up to this many labelled abstracts, stratified k-fold above.
 LEAVE_ONE_OUT_MAX = 100
@@ -31,77 +48,23 @@ RANDOM_STATE = 0
 # search stays minutes, not hours, on large corpora).
 SELECT_FROM = 200
 SELECTION_SAMPLE = 5000
-SELECTION_GRID = {
-    "C": (0.3, 1.0, 3.0, 10.0, 30.0),
-    "ngram_max": (1, 2),
-    "sublinear_tf": (True, False),
-    "balance_areas": (True, False),
-}
+# Macro-F1 differences smaller than this are noise; among settings that close to the best,
+# the one whose calibrated probabilities fit the labels best (least log loss) is chosen.
+SELECTION_TOLERANCE = 0.01
+CALIBRATION_METHOD = "temperature scaling on cross-validated scores"
 
 
-@dataclass(frozen=True)
-class TrainingSettings:
-    """How features are made and the classifier is fitted.
+class Documents(NamedTuple):
+    """What the classifier is fitted on: texts, their areas, and each one's weight."""
 
-    ``balance_areas``: every area's labelled abstracts together weigh the same, whatever
-    its size, and the model has no intercept (no area is a priori more likely); otherwise
-    every abstract weighs the same and an intercept learns how common each area is.
-    ``abstract_weight`` weighs the labelled abstracts against the area descriptions: with
-    balanced areas, each area's labelled abstracts together weigh ``abstract_weight * n / k``
-    (n labelled abstracts, k areas with labels), so labels count for more as they grow;
-    each description weighs ``description_weight``. ``review_accuracy``: predictions at or
-    above the review threshold were right this often in cross-validation.
-    """
-
-    analyzer: TextAnalyzer = field(default_factory=TextAnalyzer)
-    sublinear_tf: bool = True
-    min_df: int = 1
-    C: float = 10.0
-    balance_areas: bool = True
-    abstract_weight: float = 0.1
-    description_weight: float = 1.0
-    review_accuracy: float = 0.9
-    max_iter: int = 5000
-
-    def features_card(self) -> dict:
-        return {
-            "analyzer": self.analyzer.settings(),
-            "sublinear_tf": self.sublinear_tf,
-            "min_df": self.min_df,
-        }
-
-    def classifier_card(self) -> dict:
-        settings = {k: v for k, v in asdict(self).items() if k not in self.features_card()}
-        return {"type": "LogisticRegression", "fit_intercept": not self.balance_areas, **settings}
-
-    @classmethod
-    def from_card(cls, card: dict) -> TrainingSettings:
-        """The settings a model was trained with, read back from its card."""
-        features, classifier = card["features"], card["classifier"]
-        names = [
-            f.name for f in dataclasses.fields(cls) if f.name not in ("analyzer", "sublinear_tf", "min_df")
-        ]
-        return cls(
-            analyzer=TextAnalyzer.from_settings(features["analyzer"]),
-            sublinear_tf=features["sublinear_tf"],
-            min_df=features["min_df"],
-            **{name: classifier[name] for name in names},
-        )
-
-    def with_grid_point(
-        self, C: float, ngram_max: int, sublinear_tf: bool, balance_areas: bool
-    ) -> TrainingSettings:
-        analyzer = dataclasses.replace(self.analyzer, ngram_max=ngram_max)
-        return dataclasses.replace(
-            self, C=C, analyzer=analyzer, sublinear_tf=sublinear_tf, balance_areas=balance_areas
-        )
+    texts: list[str]
+    areas: list[str]
+    weights: np.ndarray
 
 
-def documents(
-    training_set: TrainingSet, settings: TrainingSettings
-) -> tuple[list[str], list[str], np.ndarray]:
-    """Training documents, their areas and sample weights: the labelled abstracts, then
-    (when the training set uses them) one document per area description."""
+def documents(training_set: TrainingSet, settings: TrainingSettings) -> Documents:
+    """The labelled abstracts, then (when the training set uses them) one document per area
+    description, with their weights (see :class:`TrainingSettings`)."""
     counts = {slug: n for slug, n in training_set.counts().items() if n}
     n, k = len(training_set.labels), len(counts)
     texts = list(training_set.texts)
@@ -114,7 +77,7 @@ def documents(
         texts += [area.document() for area in training_set.areas]
         areas += list(training_set.slugs)
         weights += [settings.description_weight] * len(training_set.areas)
-    return texts, areas, np.asarray(weights)
+    return Documents(texts, areas, np.asarray(weights))
 
 
 def _vectorizer(settings: TrainingSettings):
@@ -131,9 +94,7 @@ def _vectorizer(settings: TrainingSettings):
 def _classifier(settings: TrainingSettings):
     from sklearn.linear_model import LogisticRegression
 
-    return LogisticRegression(
-        C=settings.C, fit_intercept=not settings.balance_areas, max_iter=settings.max_iter
-    )
+    return LogisticRegression(C=settings.C, fit_intercept=settings.fit_intercept, max_iter=settings.max_iter)
 
 
 def _one_blas_thread():
@@ -143,10 +104,12 @@ def _one_blas_thread():
     return threadpool_limits(limits=1, user_api="blas")
 
 
-def fit_pipeline(texts: list[str], areas: list[str], weights: np.ndarray, settings: TrainingSettings):
-    """The scikit-learn pipeline the saved model reproduces: TfidfVectorizer + LogisticRegression."""
+def fit_pipeline(training_set: TrainingSet, settings: TrainingSettings):
+    """The scikit-learn pipeline the saved model reproduces: TfidfVectorizer +
+    LogisticRegression, fitted on the training set's documents."""
     from sklearn.pipeline import Pipeline
 
+    texts, areas, weights = documents(training_set, settings)
     pipeline = Pipeline([("tfidf", _vectorizer(settings)), ("classifier", _classifier(settings))])
     with _one_blas_thread(), warnings.catch_warnings():
         warnings.simplefilter("ignore", category=UserWarning)
@@ -154,17 +117,36 @@ def fit_pipeline(texts: list[str], areas: list[str], weights: np.ndarray, settin
     return pipeline
 
 
-def _by_area(scores: np.ndarray, classes: list[str], slugs: list[str]) -> np.ndarray:
-    """Decision scores in the order of ``slugs``; an area the classifier never saw scores -inf."""
-    if len(classes) == 2:  # binary: one score column, for classes[1]
-        scores = np.column_stack([-scores, scores]) / 2
-    block = np.full((len(scores), len(slugs)), -np.inf)
-    block[:, [slugs.index(c) for c in classes]] = scores
-    return block
+def linear_weights(classifier, slugs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """A fitted classifier's coefficients (one row per area of ``slugs``) and intercepts. A
+    binary classifier's single row becomes two opposite halves (the same probabilities); an
+    area the classifier never saw gets zero weights and intercept -inf (probability 0)."""
+    classes = list(classifier.classes_)
+    coef = classifier.coef_
+    intercept = np.broadcast_to(classifier.intercept_, (len(coef),))
+    if len(classes) == 2:  # binary: one row, for classes[1]
+        coef, intercept = np.vstack([-coef[0], coef[0]]) / 2, np.array([-intercept[0], intercept[0]]) / 2
+    by_area = np.zeros((len(slugs), coef.shape[1]))
+    intercept_by_area = np.full(len(slugs), -np.inf)
+    at = [slugs.index(c) for c in classes]
+    by_area[at], intercept_by_area[at] = coef, intercept
+    return by_area, intercept_by_area
 
 
-def folds(training_set: TrainingSet) -> tuple[list[tuple[np.ndarray, np.ndarray]], str]:
-    """The cross-validation splits of the labelled abstracts, and the scheme's name."""
+# -- cross-validation --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OutOfFold:
+    """Decision scores of the labelled abstracts, each from a model that did not see it
+    (one row per labelled abstract, one column per area), and how the folds were made."""
+
+    scheme: str
+    scores: np.ndarray
+
+
+def folds(training_set: TrainingSet) -> tuple[str, list[tuple[np.ndarray, np.ndarray]]]:
+    """The cross-validation scheme's name and its splits of the labelled abstracts."""
     from sklearn.model_selection import LeaveOneOut, StratifiedKFold
 
     n = len(training_set.labels)
@@ -175,34 +157,31 @@ def folds(training_set: TrainingSet) -> tuple[list[tuple[np.ndarray, np.ndarray]
         scheme = f"stratified {FOLDS}-fold"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=UserWarning)  # an area with fewer labels than folds
-        return list(splitter.split(np.zeros(n), training_set.labels)), scheme
+        return scheme, list(splitter.split(np.zeros(n), training_set.labels))
 
 
-def cross_validate(
-    training_set: TrainingSet, candidates: list[TrainingSettings]
-) -> tuple[list[np.ndarray], str]:
-    """Out-of-fold decision scores of each candidate setting (one row per labelled abstract,
-    one column per area), and the scheme. Area descriptions stay in every training fold.
-    Candidates with the same feature settings share one TF-IDF fit per fold; k folds run on
-    all cores (leave-one-out's many tiny fits run in this process)."""
+def out_of_fold_scores(training_set: TrainingSet, candidates: list[TrainingSettings]) -> list[OutOfFold]:
+    """Each candidate setting's out-of-fold scores. Area descriptions stay in every training
+    fold. Candidates with the same feature settings share one TF-IDF fit per fold; k folds run
+    on all cores (leave-one-out's many tiny fits run in this process)."""
     from joblib import Parallel, delayed
 
-    splits, scheme = folds(training_set)
+    scheme, splits = folds(training_set)
     groups: dict[str, list[int]] = {}
     for i, settings in enumerate(candidates):
-        groups.setdefault(repr(settings.features_card()), []).append(i)
+        groups.setdefault(repr(settings.features()), []).append(i)
     jobs = 1 if len(training_set.labels) <= LEAVE_ONE_OUT_MAX else -1
     with _one_blas_thread():
         results = Parallel(n_jobs=jobs)(
             delayed(_fold_scores)(training_set, candidates, list(groups.values()), train_index, test_index)
             for train_index, test_index in splits
         )
-    n, slugs = len(training_set.labels), list(training_set.slugs)
-    scores = [np.full((n, len(slugs)), np.nan) for _ in candidates]
+    shape = (len(training_set.labels), len(training_set.slugs))
+    scores = [np.full(shape, np.nan) for _ in candidates]
     for (_, test_index), fold_scores in zip(splits, results):
         for i, block in enumerate(fold_scores):
             scores[i][test_index] = block
-    return scores, scheme
+    return [OutOfFold(scheme, s) for s in scores]
 
 
 def _fold_scores(
@@ -213,12 +192,7 @@ def _fold_scores(
     test_index: np.ndarray,
 ) -> list[np.ndarray]:
     """Each candidate's scores for the held-out abstracts of one fold."""
-    fold = dataclasses.replace(
-        training_set,
-        texts=tuple(training_set.texts[i] for i in train_index),
-        labels=tuple(training_set.labels[i] for i in train_index),
-        ids=tuple(training_set.ids[i] for i in train_index),
-    )
+    fold = training_set.subset(train_index)
     held_out = [training_set.texts[i] for i in test_index]
     scores: list[np.ndarray] = [np.empty(0)] * len(candidates)
     for members in groups:
@@ -231,18 +205,17 @@ def _fold_scores(
             classifier.set_params(C=candidates[i].C, warm_start=True)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", category=UserWarning)
-                classifier.fit(train_matrix, areas, sample_weight=documents(fold, candidates[i])[2])
-            scores[i] = _by_area(
-                classifier.decision_function(test_matrix), list(classifier.classes_), list(training_set.slugs)
-            )
+                classifier.fit(train_matrix, areas, sample_weight=documents(fold, candidates[i]).weights)
+            coef, intercept = linear_weights(classifier, training_set.slugs)
+            scores[i] = np.asarray(test_matrix @ coef.T) + intercept
     return scores
 
 
-def fit_temperature(scores: np.ndarray, labels: list[str], slugs: list[str]) -> float:
-    """The temperature T that makes softmax(scores / T) best match the labels (least log loss)."""
+def fit_temperature(scores: np.ndarray, truth: np.ndarray) -> float:
+    """The temperature T that makes softmax(scores / T) best match the true areas (indices),
+    by least log loss."""
     from scipy.optimize import minimize_scalar
 
-    truth = np.asarray([slugs.index(label) for label in labels])
     result = minimize_scalar(
         lambda log_t: _log_loss(scores, truth, np.exp(log_t)),
         bounds=(np.log(0.01), np.log(100.0)),
@@ -257,108 +230,110 @@ def _log_loss(scores: np.ndarray, truth: np.ndarray, temperature: float) -> floa
     return float(-np.log(np.clip(probabilities[np.arange(len(truth)), truth], 1e-12, None)).mean())
 
 
+def _calibrated_log_loss(scores: np.ndarray, truth: np.ndarray) -> float:
+    return _log_loss(scores, truth, fit_temperature(scores, truth))
+
+
+def _macro_f1(scores: np.ndarray, truth: np.ndarray) -> float:
+    from sklearn.metrics import f1_score
+
+    return float(
+        f1_score(truth, scores.argmax(axis=1), labels=np.unique(truth), average="macro", zero_division=0)
+    )
+
+
+def select_settings(
+    training_set: TrainingSet, base: TrainingSettings | None = None
+) -> tuple[TrainingSettings, SettingsSelection, OutOfFold]:
+    """The point of :data:`SELECTION_GRID` (applied to ``base``) with the best
+    cross-validated macro-F1 (within :data:`SELECTION_TOLERANCE`, the one with the least
+    calibrated log loss), how it was chosen, and its out-of-fold scores."""
+    grid = [dict(zip(SELECTION_GRID, values)) for values in itertools.product(*SELECTION_GRID.values())]
+    candidates = [replace(base or TrainingSettings(), **point) for point in grid]
+    results = out_of_fold_scores(training_set, candidates)
+    truth = training_set.label_indices()
+    f1 = [_macro_f1(result.scores, truth) for result in results]
+    log_loss = [_calibrated_log_loss(result.scores, truth) for result in results]
+    near_best = [i for i in range(len(grid)) if f1[i] >= max(f1) - SELECTION_TOLERANCE]
+    best = min(near_best, key=lambda i: log_loss[i])
+    selection = SettingsSelection(
+        scheme=results[best].scheme,
+        criterion=f"macro_f1 (within {SELECTION_TOLERANCE}: least calibrated log loss)",
+        grid=tuple(
+            {**point, "macro_f1": round(f, 4), "log_loss": round(loss, 4)}
+            for point, f, loss in zip(grid, f1, log_loss)
+        ),
+    )
+    return candidates[best], selection, results[best]
+
+
 @dataclass(frozen=True)
 class CrossValidation:
-    """Calibrated out-of-fold predictions and the figures computed from them."""
+    """The settings to train with, how they were chosen, and their calibrated out-of-fold
+    predictions with the figures computed from them."""
 
-    scheme: str
+    settings: TrainingSettings
+    selection: SettingsSelection | None
     temperature: float
     probabilities: np.ndarray
     correct: np.ndarray
-    report: dict
+    evaluation: Evaluation
+    review: Review
 
     @property
     def confidence(self) -> np.ndarray:
         return self.probabilities.max(axis=1)
 
 
-# Macro-F1 differences smaller than this are noise; among settings that close to the best,
-# the one whose calibrated probabilities fit the labels best (least log loss) is chosen.
-SELECTION_TOLERANCE = 0.01
-
-
-def _macro_f1(scores: np.ndarray, labels: tuple[str, ...], slugs: list[str]) -> float:
-    from sklearn.metrics import f1_score
-
-    predicted = [slugs[k] for k in scores.argmax(axis=1)]
-    return float(f1_score(labels, predicted, labels=sorted(set(labels)), average="macro", zero_division=0))
-
-
-def _calibrated_log_loss(scores: np.ndarray, labels: tuple[str, ...], slugs: list[str]) -> float:
-    truth = np.asarray([slugs.index(label) for label in labels])
-    return _log_loss(scores, truth, fit_temperature(scores, list(labels), slugs))
-
-
-def select_settings(
-    training_set: TrainingSet, base: TrainingSettings
-) -> tuple[TrainingSettings, np.ndarray, str, list]:
-    """The grid point with the best cross-validated macro-F1 (within
-    :data:`SELECTION_TOLERANCE`, the one with the least calibrated log loss), its
-    out-of-fold scores, the scheme, and every point's figures."""
-    grid = [dict(zip(SELECTION_GRID, values)) for values in itertools.product(*SELECTION_GRID.values())]
-    candidates = [base.with_grid_point(**point) for point in grid]
-    scores, scheme = cross_validate(training_set, candidates)
-    slugs = list(training_set.slugs)
-    f1 = [_macro_f1(s, training_set.labels, slugs) for s in scores]
-    log_loss = [_calibrated_log_loss(s, training_set.labels, slugs) for s in scores]
-    near_best = [i for i in range(len(grid)) if f1[i] >= max(f1) - SELECTION_TOLERANCE]
-    best = min(near_best, key=lambda i: log_loss[i])
-    table = [
-        {**point, "macro_f1": round(f, 4), "log_loss": round(loss, 4)}
-        for point, f, loss in zip(grid, f1, log_loss)
-    ]
-    return candidates[best], scores[best], scheme, table
-
-
-def cross_validation(
-    training_set: TrainingSet, settings: TrainingSettings, scores: np.ndarray | None = None, scheme: str = ""
+def calibrate(
+    training_set: TrainingSet,
+    settings: TrainingSettings,
+    out_of_fold: OutOfFold,
+    selection: SettingsSelection | None = None,
 ) -> CrossValidation:
-    """Cross-validate ``settings`` (or take its out-of-fold ``scores``), calibrate the
-    scores, and compute the figures: accuracy, macro-F1, ECE, per-area table, confusion
-    matrix, the review threshold, and the labels that look wrong."""
-    if scores is None:
-        [scores], scheme = cross_validate(training_set, [settings])
-    slugs = list(training_set.slugs)
-    labels = list(training_set.labels)
-    temperature = fit_temperature(scores, labels, slugs)
-    probabilities = softmax(scores / temperature)
+    """Calibrate out-of-fold scores and compute the figures: accuracy, macro-F1, ECE,
+    per-area table, confusion matrix, the review threshold, and the labels that look wrong."""
+    slugs, labels, truth = training_set.slugs, training_set.labels, training_set.label_indices()
+    temperature = fit_temperature(out_of_fold.scores, truth)
+    probabilities = softmax(out_of_fold.scores / temperature)
     confidence = probabilities.max(axis=1)
-    correct = probabilities.argmax(axis=1) == np.asarray([slugs.index(label) for label in labels])
+    correct = probabilities.argmax(axis=1) == truth
     threshold = evaluate.review_threshold(confidence, correct, settings.review_accuracy)
     unflagged = confidence >= threshold
-    report = {
-        "scheme": scheme,
+    review = Review(
+        threshold=round(threshold, 4),
+        target_accuracy=settings.review_accuracy,
+        share_flagged=round(float(1 - unflagged.mean()), 4),
+        accuracy_unflagged=round(float(correct[unflagged].mean()) if unflagged.any() else 0.0, 4),
+    )
+    evaluation = Evaluation(
+        scheme=out_of_fold.scheme,
         **evaluate.summary(labels, probabilities, slugs),
-        "review": {
-            "threshold": round(threshold, 4),
-            "target_accuracy": settings.review_accuracy,
-            "share_flagged": round(float(1 - unflagged.mean()), 4),
-            "accuracy_unflagged": round(float(correct[unflagged].mean()) if unflagged.any() else 0.0, 4),
-        },
-        "possible_label_errors": evaluate.possible_label_errors(
-            training_set.ids, training_set.texts, labels, probabilities, slugs, threshold
+        possible_label_errors=tuple(
+            evaluate.possible_label_errors(
+                training_set.ids, training_set.texts, labels, probabilities, slugs, threshold
+            )
         ),
-    }
-    return CrossValidation(scheme, temperature, probabilities, correct, report)
+    )
+    return CrossValidation(settings, selection, temperature, probabilities, correct, evaluation, review)
 
 
-def validate(
-    training_set: TrainingSet, settings: TrainingSettings | None = None
-) -> tuple[TrainingSettings, CrossValidation, list[dict]]:
-    """The settings to train with (``settings``; else the defaults, or the best of
-    :data:`SELECTION_GRID` by cross-validation from :data:`SELECT_FROM` labelled abstracts
-    on), their cross-validation, and the selection table (empty without selection)."""
+def cross_validate(training_set: TrainingSet, settings: TrainingSettings | None = None) -> CrossValidation:
+    """Cross-validate ``settings`` (without them: the defaults, or the best of
+    :data:`SELECTION_GRID` from :data:`SELECT_FROM` labelled abstracts on), calibrated."""
+    selection = out_of_fold = None
     if settings is None and len(training_set.labels) >= SELECT_FROM:
-        sample = _sample(training_set, SELECTION_SAMPLE)
-        settings, scores, scheme, table = select_settings(sample, TrainingSettings())
+        sample = _stratified_sample(training_set, SELECTION_SAMPLE)
+        settings, selection, out_of_fold = select_settings(sample)
         if sample is not training_set:  # figures and calibration come from all the labels
-            return settings, cross_validation(training_set, settings), table
-        return settings, cross_validation(training_set, settings, scores, scheme), table
+            out_of_fold = None
     settings = settings or TrainingSettings()
-    return settings, cross_validation(training_set, settings), []
+    if out_of_fold is None:
+        [out_of_fold] = out_of_fold_scores(training_set, [settings])
+    return calibrate(training_set, settings, out_of_fold, selection)
 
 
-def _sample(training_set: TrainingSet, size: int) -> TrainingSet:
+def _stratified_sample(training_set: TrainingSet, size: int) -> TrainingSet:
     """A stratified random sample of ``size`` labelled abstracts (all of them when fewer)."""
     if len(training_set.labels) <= size:
         return training_set
@@ -370,65 +345,53 @@ def _sample(training_set: TrainingSet, size: int) -> TrainingSet:
         random_state=RANDOM_STATE,
         stratify=training_set.labels,
     )
-    keep = np.sort(keep)
-    return dataclasses.replace(
-        training_set,
-        texts=tuple(training_set.texts[i] for i in keep),
-        labels=tuple(training_set.labels[i] for i in keep),
-        ids=tuple(training_set.ids[i] for i in keep),
-    )
+    return training_set.subset(np.sort(keep))
+
+
+# -- the model ---------------------------------------------------------------------------
 
 
 def train(training_set: TrainingSet, settings: TrainingSettings | None = None) -> Model:
-    """Fit a model on ``training_set``, calibrate it by cross-validation, and write its card.
+    """Fit a model on ``training_set``, calibrated by cross-validation, with its card.
     Without ``settings``, they are the defaults, or chosen by cross-validation when there
     are at least :data:`SELECT_FROM` labelled abstracts."""
-    settings, validation, selection = validate(training_set, settings)
-    pipeline = fit_pipeline(*documents(training_set, settings), settings)
-    report = validation.report
-    card = {
-        "format_version": FORMAT_VERSION,
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "areas": [{"slug": area.slug, "name": area.name} for area in training_set.areas],
-        "labelled_per_area": training_set.counts(),
-        "training_data": {
-            "origin": training_set.origin,
-            "sha256": training_set.fingerprint(),
-            "labelled_abstracts": len(training_set.labels),
-            "uses_area_descriptions": training_set.use_descriptions,
-        },
-        "features": settings.features_card(),
-        "classifier": settings.classifier_card(),
-        "settings_selection": {
-            "scheme": validation.scheme,
-            "criterion": f"macro_f1 (within {SELECTION_TOLERANCE}: least calibrated log loss)",
-            "grid": selection,
-        }
-        if selection
-        else None,
-        "calibration": {
-            "method": "temperature scaling on cross-validated scores",
-            "temperature": validation.temperature,
-        },
-        "review": report["review"],
-        "evaluation": {k: v for k, v in report.items() if k != "review"},
-        "versions": _versions(),
-    }
-    return export(pipeline, card)
+    validation = cross_validate(training_set, settings)
+    pipeline = fit_pipeline(training_set, validation.settings)
+    n_features = len(pipeline.named_steps["tfidf"].vocabulary_)
+    return export(pipeline, model_card(training_set, validation, n_features))
 
 
-def export(pipeline, card: dict) -> Model:
-    """The numpy :class:`Model` that computes what ``pipeline`` computes (with the card's
-    areas in the card's order)."""
+def model_card(training_set: TrainingSet, validation: CrossValidation, n_features: int) -> ModelCard:
+    return ModelCard(
+        format_version=FORMAT_VERSION,
+        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        areas=tuple(AreaEntry(area.slug, area.name) for area in training_set.areas),
+        labelled_per_area=training_set.counts(),
+        training_data=TrainingData(
+            origin=training_set.origin,
+            sha256=training_set.fingerprint(),
+            labelled_abstracts=len(training_set.labels),
+            uses_area_descriptions=training_set.use_descriptions,
+        ),
+        settings=validation.settings,
+        n_features=n_features,
+        settings_selection=validation.selection,
+        calibration=Calibration(CALIBRATION_METHOD, validation.temperature),
+        review=validation.review,
+        evaluation=validation.evaluation,
+        versions=_versions(),
+    )
+
+
+def export(pipeline, card: ModelCard) -> Model:
+    """The numpy :class:`Model` that computes what ``pipeline`` computes, with the card's
+    areas in the card's order."""
     vectorizer, classifier = pipeline.named_steps["tfidf"], pipeline.named_steps["classifier"]
-    classes = list(classifier.classes_)
-    coef, intercept = classifier.coef_, np.broadcast_to(classifier.intercept_, (len(classifier.coef_),))
-    if len(classes) == 2:  # binary: one row, for classes[1]
-        coef, intercept = np.vstack([-coef[0], coef[0]]) / 2, np.array([-intercept[0], intercept[0]]) / 2
-    order = [classes.index(area["slug"]) for area in card["areas"]]
+    coef, intercept = linear_weights(classifier, card.slugs)
     vocabulary = sorted(vectorizer.vocabulary_, key=vectorizer.vocabulary_.get)
-    card = {**card, "features": {**card["features"], "n_features": len(vocabulary)}}
-    return Model(card, vocabulary, vectorizer.idf_, coef[order], intercept[order])
+    if card.n_features != len(vocabulary):
+        raise ValueError(f"the card says {card.n_features} features, the pipeline has {len(vocabulary)}")
+    return Model(card, vocabulary, vectorizer.idf_, coef, intercept)
 
 
 def _versions() -> dict:

@@ -5,20 +5,13 @@ import subprocess
 import sys
 
 import pytest
-from conftest import LABELS, SEEDS
+from conftest import LABELS, SEEDS, run
 
 from tagger import load_model
-from tagger.cli import main
 from tagger.corpus import read_abstracts
 from tagger.output import COLUMNS
 
 SEED_ABSTRACTS = list(read_abstracts([SEEDS]))
-
-
-def run(capsys, *args):
-    status = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def test_predict_tags_every_seed_in_order(capsys, shipped):
@@ -73,12 +66,13 @@ def test_predict_reads_csv_and_jsonl_with_their_ids(capsys, tmp_path):
     assert [r["id"] for r in csv.DictReader(io.StringIO(out))] == ["x1", "y2"]
 
 
+@pytest.mark.slow
 def test_train_then_predict_with_the_new_model(capsys, tmp_path, shipped):
     status, _, err = run(capsys, "train", "--labels", LABELS, "--abstracts", SEEDS, "--model", tmp_path)
     assert status == 0
     assert "trained on 38 labelled abstracts; leave-one-out: accuracy" in err
     assert "before" not in err  # nothing to compare with yet
-    assert load_model(tmp_path).card["training_data"]["sha256"] == shipped.card["training_data"]["sha256"]
+    assert load_model(tmp_path).card.training_data.sha256 == shipped.card.training_data.sha256
     status, _, err = run(capsys, "train", "--labels", LABELS, "--abstracts", SEEDS, "--model", tmp_path)
     assert status == 0
     assert "before     after" in err and "0 of 38 abstracts changed area" in err
@@ -94,16 +88,16 @@ def test_evaluate_prints_figures_tables_and_suspect_labels(capsys, tmp_path, shi
     figures = {line.split()[0]: float(line.split()[1]) for line in lines[1:4]}
     assert figures == pytest.approx(
         {
-            "accuracy": shipped.card["evaluation"]["accuracy"],
-            "macro-F1": shipped.card["evaluation"]["macro_f1"],
-            "ECE": shipped.card["evaluation"]["ece"],
+            "accuracy": shipped.card.evaluation.accuracy,
+            "macro-F1": shipped.card.evaluation.macro_f1,
+            "ECE": shipped.card.evaluation.ece,
         },
         abs=5e-4,
     )
     assert figures["accuracy"] >= 0.70
     assert lines[4].startswith(f"review    below {shipped.review_threshold:.3f} confidence: ")
     assert "precision" in out and "labelled \\ predicted" in out
-    suspects = shipped.card["evaluation"]["possible_label_errors"]
+    suspects = shipped.card.evaluation.possible_label_errors
     assert f"possible label errors: {len(suspects)}" in out
     for suspect in suspects:
         assert (
@@ -115,7 +109,10 @@ def test_evaluate_prints_figures_tables_and_suspect_labels(capsys, tmp_path, shi
 
 
 def test_plots_without_matplotlib_say_how_to_install_it(capsys, tmp_path, monkeypatch):
+    from tagger import training
+
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails as if not installed
+    monkeypatch.setattr(training, "cross_validate", lambda *a: pytest.fail("checked only after the work"))
     status, _, err = run(capsys, "evaluate", "--labels", LABELS, "--abstracts", SEEDS, "--plots", tmp_path)
     assert status == 1
     assert err == (

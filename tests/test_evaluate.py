@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -71,9 +73,9 @@ def test_possible_label_errors_are_confident_disagreements():
     assert suspects[0]["snippet"] == "text x" and suspects[0]["label_probability"] == 0.1
 
 
-def test_compare_reports_figures_and_moved_abstracts():
-    old = {"evaluation": {"labelled_abstracts": 38, "accuracy": 0.7, "macro_f1": 0.6, "ece": 0.2}}
-    new = {"evaluation": {"labelled_abstracts": 40, "accuracy": 0.75, "macro_f1": 0.65, "ece": 0.1}}
+def test_compare_reports_figures_and_moved_abstracts(shipped):
+    old = replace(shipped.card.evaluation, labelled_abstracts=38, accuracy=0.7, macro_f1=0.6, ece=0.2)
+    new = replace(shipped.card.evaluation, labelled_abstracts=40, accuracy=0.75, macro_f1=0.65, ece=0.1)
     comparison = compare(old, new, ["a", "b", "c"], ["a", "c", "c"])
     assert comparison["changed"] == 1 and comparison["compared"] == 3
     text = format_comparison(comparison)

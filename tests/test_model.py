@@ -1,7 +1,9 @@
+import dataclasses
 import json
 import math
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,10 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tagger
-from tagger import Prediction, predict
+from tagger import Prediction, load_model, predict
+from tagger.card import FORMAT_VERSION, ModelCard
 from tagger.corpus import read_abstracts
 from tagger.errors import ModelError, TaggerError, UsageError
-from tagger.model import CARD_FILE, FORMAT_VERSION, Model
+from tagger.model import CARD_FILE, Model, shipped_model_dir
 
 SEED_TEXTS = [a.text for a in read_abstracts([SEEDS])]
 
@@ -47,16 +50,41 @@ def test_predict_many_keeps_order_and_equals_one_at_a_time(shipped):
     assert predict([]) == []
 
 
-def test_predictions_are_deterministic(shipped):
-    assert predict(SEED_TEXTS) == predict(SEED_TEXTS, model=shipped)
+def test_the_model_argument_is_used(shipped):
+    text = "Robots grasp cups."
+    hotter = shipped.with_card(calibration=replace(shipped.card.calibration, temperature=1.0))
+    mine, default = predict(text, model=hotter), predict(text)
+    assert mine.scores == pytest.approx(hotter.predict(text).scores, abs=1e-15)
+    assert mine.confidence < default.confidence - 0.2  # a cooler softmax: clearly another model
+    assert [p.scores for p in predict(SEED_TEXTS[:3], model=hotter)] == [
+        p.scores for p in hotter.predict(SEED_TEXTS[:3])
+    ]
 
 
-def test_the_model_argument_is_used(retrained, shipped):
-    assert (
-        predict("Robots grasp cups.", model=retrained).scores.keys()
-        == predict("Robots grasp cups.").scores.keys()
-    )
-    assert retrained is not shipped
+def test_a_model_never_changes_once_made(shipped):
+    with pytest.raises(AttributeError, match="never changes"):
+        shipped.card = None
+    with pytest.raises(ValueError, match="read-only"):
+        shipped.coef[0, 0] = 1.0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        shipped.card.review = None
+
+
+def test_saving_a_copy_changes_no_loaded_model(shipped, tmp_path):
+    """Saving writes files only: the cached shipped model and every other model stay as they were."""
+    before = json.dumps(shipped.card.to_dict())
+    copy = Model.load(shipped_model_dir())
+    copy.save(tmp_path / "a")
+    shipped.save(tmp_path / "b")
+    assert load_model() is shipped
+    assert json.dumps(shipped.card.to_dict()) == json.dumps(copy.card.to_dict()) == before
+    assert not hasattr(shipped, "directory")
+
+
+def test_the_shipped_model_saves_byte_for_byte_as_it_was_loaded(shipped, tmp_path):
+    shipped.save(tmp_path)
+    for original in shipped_model_dir().iterdir():
+        assert (tmp_path / original.name).read_bytes() == original.read_bytes(), original.name
 
 
 def test_non_text_input_is_a_usage_error():
@@ -97,10 +125,10 @@ def test_save_then_load_gives_the_same_model(shipped, tmp_path):
 
 def test_saving_again_replaces_the_weights(shipped, retrained, tmp_path):
     shipped.save(tmp_path)
-    retrained.card["created"] = "another time"
-    retrained.save(tmp_path)
+    retrained.with_card(created="another time").save(tmp_path)
     assert len(list(tmp_path.glob("weights-*.npz"))) == 1
-    assert Model.load(tmp_path).card["created"] == "another time"
+    assert Model.load(tmp_path).card.created == "another time"
+    assert retrained.card.created != "another time"
 
 
 def test_prediction_does_not_import_scikit_learn():
@@ -145,6 +173,29 @@ def test_a_card_that_is_not_json_is_a_clear_error(saved):
         Model.load(saved)
 
 
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"review": {"threshold": "high"}}, r"garbles review.threshold \(expected a number\)"),
+        ({"areas": "llm"}, r"garbles areas \(expected a list\)"),
+        ({"classifier": {"C": -1}}, r"bad setting \(training setting C=-1.0 is not valid"),
+        ({"created": None}, r"garbles created \(expected text\)"),
+    ],
+)
+def test_a_garbled_card_names_the_field(saved, changes, message):
+    card = json.loads((saved / CARD_FILE).read_text())
+    for key, value in changes.items():
+        card[key] = {**card[key], **value} if isinstance(value, dict) else value
+    (saved / CARD_FILE).write_text(json.dumps(card))
+    with pytest.raises(ModelError, match=message):
+        Model.load(saved)
+
+
+def test_the_card_reads_back_what_it_writes(shipped):
+    data = json.loads(json.dumps(shipped.card.to_dict()))
+    assert ModelCard.from_dict(data) == shipped.card
+
+
 def test_all_user_errors_share_one_type():
     assert issubclass(ModelError, TaggerError) and issubclass(UsageError, TaggerError)
     assert tagger.TaggerError is TaggerError
@@ -167,7 +218,7 @@ def test_top_terms_are_the_terms_pushing_toward_the_area(shipped):
     pushes = [push for _, push in prediction.top_terms]
     assert prediction.area == "safety" and 0 < len(terms) <= 10
     assert pushes == sorted(pushes, reverse=True) and min(pushes) > 0
-    assert set(terms) <= set(shipped.analyzer(text))
+    assert set(terms) <= set(shipped.card.settings.analyzer(text))
     # Each push is TF-IDF value x (the area's weight - the mean weight over areas).
     matrix = shipped.tfidf([text])
     k = shipped.areas.index("safety")

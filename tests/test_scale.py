@@ -1,5 +1,6 @@
 """Tagging at any size: streaming, several processes, a progress bar, a Dask cluster."""
 
+import dataclasses
 import io
 import itertools
 import json
@@ -9,7 +10,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import SEEDS
+from conftest import SEEDS, run
 
 from tagger import cli
 from tagger.batch import CHUNK_SIZE, tag_abstracts, tag_blocks
@@ -26,12 +27,6 @@ def pile(folder, n, name="pile.jsonl"):
         for i in range(n):
             stream.write(json.dumps({"id": f"p{i}", "abstract": ". ".join(rng.sample(SENTENCES, 5))}) + "\n")
     return path
-
-
-def run(capsys, *args):
-    status = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 @pytest.fixture(scope="module")
@@ -54,13 +49,15 @@ def test_output_is_byte_identical_for_any_number_of_processes(capsys, big_pile, 
 def test_the_api_tags_in_parallel_with_a_model_in_memory(shipped, big_pile):
     abstracts = list(read_abstracts([big_pile]))
     model = pickle.loads(pickle.dumps(shipped))  # in memory only: no folder to load from
-    assert model.directory is None
     parallel = list(tag_abstracts(abstracts, model, jobs=2))
     serial = list(tag_abstracts(abstracts, shipped, jobs=1))
     assert [a.id for a, _ in parallel] == [a.id for a in abstracts]
     assert [p for _, p in parallel] == [p for _, p in serial]
-    assert model.directory is None  # the scratch copy the workers loaded is gone with the run
-    assert [p for _, p in tag_abstracts(abstracts, model, jobs=2)] == [p for _, p in serial]
+    # Another model in the same process gets workers of its own, not the last model's.
+    hotter = model.with_card(calibration=dataclasses.replace(model.card.calibration, temperature=1.0))
+    expected = [p for _, p in tag_abstracts(abstracts, hotter, jobs=1)]
+    assert expected != [p for _, p in serial]
+    assert [p for _, p in tag_abstracts(abstracts, hotter, jobs=2)] == expected
 
 
 def test_input_streams_through_in_chunks(shipped):

@@ -8,10 +8,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tagger import train
+from tagger.card import Calibration, ModelCard
 from tagger.corpus import read_abstracts
+from tagger.errors import UsageError
 from tagger.labels import Area, TrainingSet
 from tagger.model import softmax
-from tagger.training import TrainingSettings, documents, export, fit_pipeline
+from tagger.settings import SELECTION_GRID, TrainingSettings
+from tagger.training import export, fit_pipeline
 
 SEED_TEXTS = [a.text for a in read_abstracts([SEEDS])]
 
@@ -19,8 +22,8 @@ SEED_TEXTS = [a.text for a in read_abstracts([SEEDS])]
 def test_the_shipped_model_is_current_with_labels_and_settings(shipped, training_set):
     """Fails when labels/ or seeds/ changed (or the default settings did) without retraining:
     run `tagger train` and commit models/."""
-    assert shipped.card["training_data"]["sha256"] == training_set.fingerprint()
-    assert TrainingSettings.from_card(shipped.card) == TrainingSettings()
+    assert shipped.card.training_data.sha256 == training_set.fingerprint()
+    assert shipped.card.settings == TrainingSettings()
 
 
 def test_retraining_reproduces_the_shipped_model(shipped, retrained):
@@ -29,35 +32,30 @@ def test_retraining_reproduces_the_shipped_model(shipped, retrained):
     np.testing.assert_allclose(
         retrained.predict_proba(SEED_TEXTS), shipped.predict_proba(SEED_TEXTS), atol=1e-5
     )
-    assert retrained.card["evaluation"] == shipped.card["evaluation"]
+    assert retrained.card.evaluation == shipped.card.evaluation
+    assert retrained.card.review == shipped.card.review
 
 
 def test_leave_one_out_accuracy_of_the_shipped_recipe(retrained):
-    figures = retrained.card["evaluation"]
-    assert figures["scheme"] == "leave-one-out" and figures["labelled_abstracts"] == 38
-    assert figures["accuracy"] >= 0.65
-    assert 0.0 < figures["macro_f1"] <= 1.0
+    figures = retrained.card.evaluation
+    assert figures.scheme == "leave-one-out" and figures.labelled_abstracts == 38
+    assert figures.accuracy >= 0.65
+    assert 0.0 < figures.macro_f1 <= 1.0
 
 
 def test_the_card_describes_the_training(retrained):
     card = retrained.card
-    assert [a["slug"] for a in card["areas"]] == list(retrained.areas)
-    assert sum(card["labelled_per_area"].values()) == 38
-    assert card["features"]["n_features"] == len(retrained.vocabulary)
-    assert {"numpy", "scikit-learn", "python", "tagger"} <= card["versions"].keys()
-    assert card["calibration"]["temperature"] > 0
+    assert [a.slug for a in card.areas] == list(retrained.areas)
+    assert sum(card.labelled_per_area.values()) == 38
+    assert card.n_features == len(retrained.vocabulary)
+    assert {"numpy", "scikit-learn", "python", "tagger"} <= card.versions.keys()
+    assert card.calibration.temperature > 0
 
 
 @pytest.fixture(scope="module")
-def pipeline_and_model(training_set):
-    settings = TrainingSettings()
-    pipeline = fit_pipeline(*documents(training_set, settings), settings)
-    card = {
-        "areas": [{"slug": s} for s in training_set.slugs],
-        "features": settings.features_card(),
-        "calibration": {"temperature": 1.0},
-        "review": {"threshold": 0.5},
-    }
+def pipeline_and_model(training_set, retrained):
+    pipeline = fit_pipeline(training_set, retrained.card.settings)
+    card = dataclasses.replace(retrained.card, calibration=Calibration("none", 1.0))
     model = export(pipeline, card)
     columns = [list(pipeline.classes_).index(area) for area in model.areas]  # scikit-learn sorts areas
     return pipeline, model, columns
@@ -101,7 +99,7 @@ def tiny_set(labels=("a", "b", "a", "b")):
 def test_training_is_deterministic():
     first, second = train_tiny(), train_tiny()
     np.testing.assert_array_equal(first.coef, second.coef)
-    assert first.card["calibration"] == second.card["calibration"]
+    assert first.card.calibration == second.card.calibration
 
 
 def train_tiny(**settings):
@@ -127,10 +125,37 @@ def test_labelled_abstracts_count_more_with_more_weight():
 
 
 def test_settings_round_trip_through_the_card(retrained):
-    settings = dataclasses.replace(TrainingSettings(), C=3.0, abstract_weight=0.5)
-    card = {"features": settings.features_card(), "classifier": settings.classifier_card()}
-    assert TrainingSettings.from_card(card) == settings
-    assert TrainingSettings.from_card(retrained.card) == TrainingSettings()
+    settings = dataclasses.replace(TrainingSettings(), C=3.0, abstract_weight=0.5, ngram_max=1)
+    card = dataclasses.replace(retrained.card, settings=settings)
+    data = json.loads(json.dumps(card.to_dict()))
+    assert data["features"]["analyzer"] == {"ngram_max": 1}
+    assert data["classifier"]["C"] == 3.0 and data["classifier"]["fit_intercept"] is False
+    assert ModelCard.from_dict(data).settings == settings
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("C", 0, "a positive number"),
+        ("C", float("nan"), "a positive number"),
+        ("ngram_max", 3, "1 or 2"),
+        ("sublinear_tf", "yes", "True or False"),
+        ("min_df", 0, "a whole number of at least 1"),
+        ("abstract_weight", -0.1, "a positive number"),
+        ("review_accuracy", 1.5, r"a number in \(0, 1\]"),
+        ("max_iter", 2.5, "a whole number of at least 1"),
+    ],
+)
+def test_settings_are_checked_when_made(field, value, expected):
+    with pytest.raises(UsageError, match=rf"training setting {field}=.* is not valid. Use {expected}"):
+        TrainingSettings(**{field: value})
+
+
+def test_the_settings_grid_names_settings_fields():
+    assert set(SELECTION_GRID) <= set(TrainingSettings.field_names())
+    for name, values in SELECTION_GRID.items():
+        for value in values:
+            assert getattr(TrainingSettings(**{name: value}), name) == value
 
 
 def test_train_api_reads_a_users_labelled_file(tmp_path):
@@ -144,18 +169,18 @@ def test_train_api_reads_a_users_labelled_file(tmp_path):
     path.write_text("".join(f'{{"abstract": "{t}", "area": "{a}"}}\n' for t, a in rows), encoding="utf-8")
     model = train(path)
     assert model.areas == ("bio", "robots")
-    assert model.card["training_data"]["uses_area_descriptions"] is False
+    assert model.card.training_data.uses_area_descriptions is False
     assert model.predict("robots grasp").area == "robots"
 
 
 def test_review_threshold_and_label_errors_in_the_card(retrained):
-    review = retrained.card["review"]
-    assert review["target_accuracy"] == 0.9
-    assert retrained.review_threshold == review["threshold"]
-    assert 0 <= review["share_flagged"] <= 1 and review["accuracy_unflagged"] >= 0.9
-    for suspect in retrained.card["evaluation"]["possible_label_errors"]:
-        assert suspect["confidence"] >= review["threshold"] and suspect["label"] != suspect["predicted"]
-    assert 0 <= retrained.card["evaluation"]["ece"] <= 1
+    review = retrained.card.review
+    assert review.target_accuracy == 0.9
+    assert retrained.review_threshold == review.threshold
+    assert 0 <= review.share_flagged <= 1 and review.accuracy_unflagged >= 0.9
+    for suspect in retrained.card.evaluation.possible_label_errors:
+        assert suspect["confidence"] >= review.threshold and suspect["label"] != suspect["predicted"]
+    assert 0 <= retrained.card.evaluation.ece <= 1
 
 
 def labelled_file(folder, n_per_area=12):
@@ -184,18 +209,18 @@ def test_settings_are_chosen_by_cross_validation_on_enough_labels(tmp_path, monk
     grid = {"C": (0.01, 10.0), "ngram_max": (1,), "sublinear_tf": (True,), "balance_areas": (True, False)}
     monkeypatch.setattr(training, "SELECTION_GRID", grid)
     model = train(labelled_file(tmp_path))
-    selection = model.card["settings_selection"]
-    assert selection["scheme"] == "stratified 5-fold" and len(selection["grid"]) == 4
-    best = max(row["macro_f1"] for row in selection["grid"])
-    near = [row for row in selection["grid"] if row["macro_f1"] >= best - training.SELECTION_TOLERANCE]
+    selection = model.card.settings_selection
+    assert selection.scheme == "stratified 5-fold" and len(selection.grid) == 4
+    best = max(row["macro_f1"] for row in selection.grid)
+    near = [row for row in selection.grid if row["macro_f1"] >= best - training.SELECTION_TOLERANCE]
     chosen = min(near, key=lambda row: row["log_loss"])
-    assert model.card["classifier"]["C"] == chosen["C"]
-    assert model.card["classifier"]["balance_areas"] == chosen["balance_areas"]
-    assert model.card["classifier"]["fit_intercept"] == (not chosen["balance_areas"])
+    assert chosen["C"] == model.card.settings.C
+    assert model.card.settings.balance_areas == chosen["balance_areas"]
+    assert model.card.settings.fit_intercept == (not chosen["balance_areas"])
     assert model.predict("On gripper: robot arm grasp").area == "robots"
 
 
 def test_few_labels_keep_the_default_settings(tmp_path):
     model = train(labelled_file(tmp_path, n_per_area=4))
-    assert model.card["settings_selection"] is None
-    assert TrainingSettings.from_card(model.card) == TrainingSettings()
+    assert model.card.settings_selection is None
+    assert model.card.settings == TrainingSettings()

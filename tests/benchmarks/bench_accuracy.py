@@ -119,9 +119,7 @@ def run_tagger(train: list[dict], test_docs: list[str]):
         )
         model = tagger.train(path)
     probabilities = model.predict_proba(test_docs)
-    chosen = {k: model.card["classifier"][k] for k in ("C", "balance_areas")}
-    chosen["ngram_max"] = model.card["features"]["analyzer"]["ngram_max"]
-    chosen["sublinear_tf"] = model.card["features"]["sublinear_tf"]
+    chosen = {k: getattr(model.card.settings, k) for k in ("C", "balance_areas", "ngram_max", "sublinear_tf")}
     return [model.areas[k] for k in probabilities.argmax(axis=1)], probabilities, chosen
 
 

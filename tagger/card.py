@@ -1,0 +1,211 @@
+"""The model card: what a model tags, how it was trained, and how well it did.
+
+The schema is defined once, here, as frozen dataclasses: training builds a card, saving
+writes it as JSON (``model.json``), loading reads and checks it, and the command line and the
+reports read its fields. The JSON nests the training settings as ``features`` and
+``classifier``, as a person reading the file expects.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ModelError, TaggerError
+from .settings import FEATURE_FIELDS, TrainingSettings
+
+FORMAT_VERSION = 1
+CLASSIFIER_TYPE = "LogisticRegression"
+
+
+@dataclass(frozen=True)
+class AreaEntry:
+    slug: str
+    name: str
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    origin: str
+    sha256: str  # of the areas, texts and labels trained on
+    labelled_abstracts: int
+    uses_area_descriptions: bool
+
+
+@dataclass(frozen=True)
+class SettingsSelection:
+    """How the settings were chosen by cross-validation, with every candidate's figures."""
+
+    scheme: str
+    criterion: str
+    grid: tuple[dict, ...]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    method: str
+    temperature: float
+
+
+@dataclass(frozen=True)
+class Review:
+    """Predictions below ``threshold`` need review; at or above it, they were right
+    ``accuracy_unflagged`` of the time in cross-validation (aimed at ``target_accuracy``)."""
+
+    threshold: float
+    target_accuracy: float
+    share_flagged: float
+    accuracy_unflagged: float
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Cross-validated figures of the training recipe."""
+
+    scheme: str
+    labelled_abstracts: int
+    accuracy: float
+    macro_f1: float
+    ece: float
+    per_area: dict  # area -> {precision, recall, f1, support}
+    confusion: dict  # {areas, counts}: labelled (rows) by predicted (columns)
+    possible_label_errors: tuple[dict, ...]
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    format_version: int
+    created: str
+    areas: tuple[AreaEntry, ...]
+    labelled_per_area: dict
+    training_data: TrainingData
+    settings: TrainingSettings
+    n_features: int
+    settings_selection: SettingsSelection | None
+    calibration: Calibration
+    review: Review
+    evaluation: Evaluation
+    versions: dict
+
+    @property
+    def slugs(self) -> tuple[str, ...]:
+        return tuple(area.slug for area in self.areas)
+
+    def to_dict(self) -> dict:
+        """The card as JSON data, in the order ``model.json`` shows it."""
+        data = {field.name: _plain(getattr(self, field.name)) for field in dataclasses.fields(self)}
+        settings = data.pop("settings")
+        n_features = data.pop("n_features")
+        features = {
+            "analyzer": {"ngram_max": settings["ngram_max"]},
+            **{k: settings[k] for k in FEATURE_FIELDS if k != "ngram_max"},
+            "n_features": n_features,
+        }
+        classifier = {
+            "type": CLASSIFIER_TYPE,
+            "fit_intercept": self.settings.fit_intercept,
+            **{k: v for k, v in settings.items() if k not in FEATURE_FIELDS},
+        }
+        order = list(data)
+        at = order.index("settings_selection")
+        order[at:at] = ["features", "classifier"]
+        data.update(features=features, classifier=classifier)
+        return {key: data[key] for key in order}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ModelCard:
+        """The card of JSON data; :class:`~tagger.errors.ModelError`-free checking is the
+        caller's: this raises ``ValueError`` naming what is missing or garbled."""
+        if not isinstance(data, dict):
+            raise ValueError("the model card is not a JSON object")
+        features, classifier = data.get("features"), data.get("classifier")
+        if not isinstance(features, dict) or not isinstance(classifier, dict):
+            raise ValueError("the model card lacks or garbles features, classifier")
+        analyzer = features.get("analyzer")
+        if not isinstance(analyzer, dict):
+            raise ValueError("the model card lacks or garbles features.analyzer")
+        settings = {
+            "ngram_max": analyzer.get("ngram_max"),
+            **{k: features.get(k) for k in FEATURE_FIELDS if k != "ngram_max"},
+            **{k: classifier.get(k) for k in TrainingSettings.field_names() if k not in FEATURE_FIELDS},
+        }
+        fields = {**data, "settings": settings, "n_features": features.get("n_features")}
+        return _build(cls, fields, "")
+
+    def prediction_digest(self) -> str:
+        """SHA-256 of the parts of the card that prediction reads. The weights file holds it,
+        so that a hand-edited card is noticed."""
+        data = self.to_dict()
+        parts = {key: data[key] for key in ("format_version", "areas", "features", "calibration", "review")}
+        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def _plain(value):
+    """Dataclasses and tuples as JSON data (dicts and lists)."""
+    if dataclasses.is_dataclass(value):
+        return {field.name: _plain(getattr(value, field.name)) for field in dataclasses.fields(value)}
+    if isinstance(value, (tuple, list)):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
+_SCALARS = {int: "a whole number", float: "a number", bool: "true or false", str: "text", dict: "an object"}
+
+
+def _build(kind, value, where: str):
+    """``value`` (JSON data) as ``kind`` (a dataclass, tuple, scalar or optional type),
+    checked; ``ValueError`` naming the first field that does not fit."""
+    origin = typing.get_origin(kind)
+    if origin in (typing.Union, types.UnionType):
+        options = [option for option in typing.get_args(kind) if option is not type(None)]
+        return None if value is None else _build(options[0], value, where)
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise ValueError(f"the model card lacks or garbles {where} (expected a list)")
+        item_kind = typing.get_args(kind)[0]
+        return tuple(_build(item_kind, item, f"{where}[{i}]") for i, item in enumerate(value))
+    if dataclasses.is_dataclass(kind):
+        if not isinstance(value, dict):
+            raise ValueError(f"the model card lacks or garbles {where or 'its fields'} (expected an object)")
+        hints = typing.get_type_hints(kind)
+        built = {
+            field.name: _build(hints[field.name], value.get(field.name), _join(where, field.name))
+            for field in dataclasses.fields(kind)
+        }
+        try:
+            return kind(**built)
+        except TaggerError as error:  # a setting out of range
+            raise ValueError(f"the model card holds a bad setting ({error.what})") from None
+    expected = origin or kind
+    ok = isinstance(value, expected) and (expected is bool or not isinstance(value, bool))
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        ok, value = True, float(value)
+    if not ok:
+        raise ValueError(f"the model card lacks or garbles {where} (expected {_SCALARS[expected]})")
+    return value
+
+
+def _join(where: str, name: str) -> str:
+    return f"{where}.{name}" if where else name
+
+
+def read_card(data: Any, where: str) -> ModelCard:
+    """The card of JSON ``data`` read from ``where``, or a clear :class:`ModelError`."""
+    version = data.get("format_version") if isinstance(data, dict) else None
+    if isinstance(version, int) and version > FORMAT_VERSION:
+        raise ModelError(
+            f"model format {version!r} is newer than this tagger reads ({FORMAT_VERSION})",
+            where=where,
+            fix="Upgrade tagger (pip install -U tagger), or retrain the model with this version.",
+        )
+    try:
+        return ModelCard.from_dict(data)
+    except ValueError as error:
+        raise ModelError(str(error), where=where, fix="Retrain with 'tagger train'.") from None

@@ -1,0 +1,66 @@
+"""From calibrated probabilities to results: one vectorised step, :func:`prediction_columns`,
+that every consumer uses (:class:`Prediction` objects, the command line's rows, the Dask
+helpers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+# The columns of a prediction, in the order output shows them.
+COLUMNS = ("area", "confidence", "runner_up", "runner_up_confidence", "needs_review")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The area of one abstract and how sure the model is.
+
+    ``confidence`` is the calibrated probability of ``area``; ``scores`` holds every area's
+    probability (summing to 1); ``runner_up`` is the second most likely area;
+    ``needs_review`` is true when the confidence is below the review threshold.
+    ``top_terms`` (filled when asked for with ``explain=True``) lists the terms that pushed
+    the abstract toward ``area``, strongest first, with their push.
+    """
+
+    area: str
+    confidence: float
+    runner_up: str
+    runner_up_confidence: float
+    needs_review: bool
+    scores: dict[str, float]
+    top_terms: tuple[tuple[str, float], ...] = ()
+
+
+def prediction_columns(
+    probabilities: np.ndarray, areas: Sequence[str], review_threshold: float
+) -> dict[str, np.ndarray]:
+    """Per row of calibrated probabilities (one column per area, in ``areas`` order): the
+    best area and its probability, the runner-up and its probability, and whether the row
+    needs review (confidence below ``review_threshold``), as arrays keyed by
+    :data:`COLUMNS`. Of equal probabilities, the earlier area ranks first."""
+    names = np.asarray(areas, dtype=object)
+    rows = np.arange(len(probabilities))
+    order = np.argsort(-probabilities, axis=1, kind="stable")
+    best, second = order[:, 0], order[:, 1]
+    confidence = probabilities[rows, best]
+    return {
+        "area": names[best],
+        "confidence": confidence,
+        "runner_up": names[second],
+        "runner_up_confidence": probabilities[rows, second],
+        "needs_review": confidence < review_threshold,
+    }
+
+
+def predictions(probabilities: np.ndarray, areas: Sequence[str], review_threshold: float) -> list[Prediction]:
+    """One :class:`Prediction` per row of calibrated probabilities."""
+    columns = {name: values.tolist() for name, values in prediction_columns(
+        probabilities, areas, review_threshold
+    ).items()}  # fmt: skip
+    return [
+        Prediction(**dict(zip(COLUMNS, values)), scores=dict(zip(areas, row)))
+        for row, *values in zip(probabilities.tolist(), *(columns[name] for name in COLUMNS))
+    ]

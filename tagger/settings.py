@@ -1,0 +1,99 @@
+"""Every setting of training in one place: how text becomes features and how the classifier
+is fitted. Values are checked when the settings are made; the model card records them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+from .errors import UsageError
+from .features import TextAnalyzer
+
+# With enough labelled abstracts, training chooses among these values by cross-validation
+# (see tagger.training); the names are fields of TrainingSettings.
+SELECTION_GRID: dict[str, tuple] = {
+    "C": (0.3, 1.0, 3.0, 10.0, 30.0),
+    "ngram_max": (1, 2),
+    "sublinear_tf": (True, False),
+    "balance_areas": (True, False),
+}
+
+# The fields that decide which features come out of a text (the rest fit the classifier).
+FEATURE_FIELDS = ("ngram_max", "sublinear_tf", "min_df")
+
+
+@dataclass(frozen=True)
+class TrainingSettings:
+    """How features are made and the classifier is fitted.
+
+    ``ngram_max``: 1 for single words, 2 for single words and neighbouring pairs.
+    ``balance_areas``: every area's labelled abstracts together weigh the same, whatever
+    its size, and the model has no intercept (no area is a priori more likely); otherwise
+    every abstract weighs the same and an intercept learns how common each area is.
+    ``abstract_weight`` weighs the labelled abstracts against the area descriptions: with
+    balanced areas, each area's labelled abstracts together weigh ``abstract_weight * n / k``
+    (n labelled abstracts, k areas with labels), so labels count for more as they grow;
+    each description weighs ``description_weight``. ``review_accuracy``: predictions at or
+    above the review threshold were right this often in cross-validation.
+    """
+
+    ngram_max: int = 2
+    sublinear_tf: bool = True
+    min_df: int = 1
+    C: float = 10.0
+    balance_areas: bool = True
+    abstract_weight: float = 0.1
+    description_weight: float = 1.0
+    review_accuracy: float = 0.9
+    max_iter: int = 5000
+
+    def __post_init__(self) -> None:
+        checks = {
+            "ngram_max": (self.ngram_max in (1, 2) and _is_int(self.ngram_max), "1 or 2"),
+            "sublinear_tf": (isinstance(self.sublinear_tf, bool), "True or False"),
+            "min_df": (_is_int(self.min_df) and self.min_df >= 1, "a whole number of at least 1"),
+            "C": (_is_positive(self.C), "a positive number"),
+            "balance_areas": (isinstance(self.balance_areas, bool), "True or False"),
+            "abstract_weight": (_is_positive(self.abstract_weight), "a positive number"),
+            "description_weight": (_is_positive(self.description_weight), "a positive number"),
+            "review_accuracy": (
+                _is_number(self.review_accuracy) and 0 < self.review_accuracy <= 1,
+                "a number in (0, 1]",
+            ),
+            "max_iter": (_is_int(self.max_iter) and self.max_iter >= 1, "a whole number of at least 1"),
+        }
+        for name, (ok, expected) in checks.items():
+            if not ok:
+                raise UsageError(
+                    f"training setting {name}={getattr(self, name)!r} is not valid", fix=f"Use {expected}."
+                )
+
+    @property
+    def analyzer(self) -> TextAnalyzer:
+        """The text analyser these settings make features with."""
+        return TextAnalyzer(ngram_max=self.ngram_max)
+
+    @property
+    def fit_intercept(self) -> bool:
+        return not self.balance_areas
+
+    def features(self) -> dict:
+        """The feature settings (for grouping candidates that share one TF-IDF fit)."""
+        return {name: getattr(self, name) for name in FEATURE_FIELDS}
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_positive(value) -> bool:
+    return _is_number(value) and value > 0
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
