@@ -19,7 +19,8 @@ from typing import Any
 from .errors import ModelError, TaggerError
 from .settings import FEATURE_FIELDS, TrainingSettings
 
-FORMAT_VERSION = 1
+# 2: the calibration has an evidence scale (a version-1 card reads as evidence scale 0).
+FORMAT_VERSION = 2
 CLASSIFIER_TYPE = "LogisticRegression"
 
 
@@ -48,8 +49,11 @@ class SettingsSelection:
 
 @dataclass(frozen=True)
 class Calibration:
+    """See :mod:`tagger.calibration`."""
+
     method: str
     temperature: float
+    evidence_scale: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -138,11 +142,15 @@ class ModelCard:
         return _build(cls, fields, "")
 
     def prediction_digest(self) -> str:
-        """SHA-256 of the parts of the card that prediction reads. The weights file holds it,
-        so that a hand-edited card is noticed."""
-        data = self.to_dict()
-        parts = {key: data[key] for key in ("format_version", "areas", "features", "calibration", "review")}
-        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
+        """See :func:`prediction_digest`."""
+        return prediction_digest(self.to_dict())
+
+
+def prediction_digest(data: dict) -> str:
+    """SHA-256 of the parts of a card (as JSON data) that prediction reads. The weights file
+    holds it, so that a hand-edited card is noticed."""
+    parts = {key: data.get(key) for key in ("format_version", "areas", "features", "calibration", "review")}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
 
 
 def _plain(value):
@@ -178,6 +186,7 @@ def _build(kind, value, where: str):
         built = {
             field.name: _build(hints[field.name], value.get(field.name), _join(where, field.name))
             for field in dataclasses.fields(kind)
+            if field.name in value or field.default is dataclasses.MISSING
         }
         try:
             return kind(**built)
@@ -206,6 +215,7 @@ def read_card(data: Any, where: str) -> ModelCard:
             fix="Upgrade tagger (pip install -U tagger), or retrain the model with this version.",
         )
     try:
-        return ModelCard.from_dict(data)
+        card = ModelCard.from_dict(data)
     except ValueError as error:
         raise ModelError(str(error), where=where, fix="Retrain with 'tagger train'.") from None
+    return dataclasses.replace(card, format_version=FORMAT_VERSION)  # read into this version's schema

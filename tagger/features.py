@@ -33,6 +33,9 @@ STOP_WORDS = frozenset(
     three through thus to together too two under until up upon us very via was we well were
     what whatever when where whereas whether which while who whom whose why will with within
     without would yet you your yours yourself
+    algorithm algorithms problem problems method methods approach approaches propose proposed
+    show shows shown result results paper novel new based using use used non task tasks
+    performance work existing demonstrate experiments experimental study present provide
     """.split()
 )
 
@@ -138,6 +141,11 @@ class TfidfFeatures:
     def transform(self, texts: Sequence[str]):
         """The TF-IDF matrix of ``texts``: a scipy CSR matrix, one l2-normed row per text,
         sorted indices."""
+        return self.transform_with_evidence(texts)[0]
+
+    def transform_with_evidence(self, texts: Sequence[str]):
+        """The TF-IDF matrix of ``texts`` and, per text, its evidence: how many of its words
+        are features (see :func:`evidence`)."""
         from scipy.sparse import csr_matrix  # C speed for counting and products; loaded on first use
 
         get, missing = self._word_feature.get, itertools.repeat(NOT_A_TERM)
@@ -154,6 +162,7 @@ class TfidfFeatures:
         word_feature, row = word_feature[kept], row[kept]
         known = word_feature >= 0
         rows, features = [row[known]], [word_feature[known]]
+        known_words = np.bincount(rows[0], minlength=n).astype(np.float64)
         if len(self._pair_keys) and len(word_feature) > 1:
             first, second = word_feature[:-1], word_feature[1:]
             neighbours = (row[:-1] == row[1:]) & (first >= 0) & (second >= 0)
@@ -175,4 +184,10 @@ class TfidfFeatures:
         values *= self.idf[counts.indices]
         row_of = np.repeat(np.arange(n), np.diff(counts.indptr))
         values /= np.sqrt(np.bincount(row_of, weights=values * values, minlength=n))[row_of]
-        return csr_matrix((values, counts.indices, counts.indptr), shape=counts.shape)
+        return csr_matrix((values, counts.indices, counts.indptr), shape=counts.shape), known_words
+
+
+def evidence(texts: Sequence[str], vocabulary) -> np.ndarray:
+    """Per text, how many of its words (with repeats) are features in ``vocabulary`` (a
+    container of terms): the evidence a model has about it."""
+    return np.array([sum(word in vocabulary for word in words(text)) for text in texts], dtype=np.float64)

@@ -22,7 +22,8 @@ from typing import overload
 import numpy as np
 
 from .atomic import atomic_write
-from .card import ModelCard, read_card
+from .calibration import Scores, calibrated
+from .card import ModelCard, prediction_digest, read_card
 from .errors import ModelError, UsageError
 from .features import TfidfFeatures
 from .prediction import Prediction, predictions
@@ -100,18 +101,21 @@ class Model:
         return self.features.transform(_as_texts(texts))
 
     def decision_function(self, texts: Sequence[str]) -> np.ndarray:
-        """Raw linear scores, one row per text, one column per area."""
-        return self._scores(self.tfidf(texts))
+        """Raw linear scores (uncalibrated), one row per text, one column per area."""
+        return self._scores(*self.features.transform_with_evidence(_as_texts(texts))).raw
 
-    def _scores(self, matrix) -> np.ndarray:
-        return np.asarray(matrix @ self._coef_by_feature) + self.intercept
+    def _scores(self, matrix, evidence: np.ndarray) -> Scores:
+        linear = np.asarray(matrix @ self._coef_by_feature)
+        return Scores(linear, np.broadcast_to(self.intercept, linear.shape), evidence)
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         """Calibrated probabilities, one row per text (summing to 1), one column per area."""
-        return self._calibrated(self.tfidf(texts))
+        matrix, evidence = self.features.transform_with_evidence(_as_texts(texts))
+        return self._calibrated(matrix, evidence)
 
-    def _calibrated(self, matrix) -> np.ndarray:
-        return softmax(self._scores(matrix) / self.temperature)
+    def _calibrated(self, matrix, evidence: np.ndarray) -> np.ndarray:
+        calibration = self.card.calibration
+        return calibrated(self._scores(matrix, evidence), calibration.temperature, calibration.evidence_scale)
 
     @overload
     def predict(self, texts: str, *, review_below: float | None = ..., explain: bool = ...) -> Prediction: ...
@@ -128,8 +132,8 @@ class Model:
         """
         if isinstance(texts, str):
             return self.predict([texts], review_below=review_below, explain=explain)[0]
-        matrix = self.tfidf(texts)
-        probabilities = self._calibrated(matrix)
+        matrix, evidence = self.features.transform_with_evidence(_as_texts(texts))
+        probabilities = self._calibrated(matrix, evidence)
         results = predictions(probabilities, self.areas, self.threshold(review_below))
         if explain:
             terms = self._top_terms(matrix, probabilities.argmax(axis=1))
@@ -220,7 +224,7 @@ class Model:
             raise ModelError(
                 f"damaged weights file ({error})", where=str(weights_path), fix="Retrain with 'tagger train'."
             ) from None
-        if card_digest != card.prediction_digest():
+        if card_digest != prediction_digest(data):
             raise ModelError(
                 "model.json was edited: its areas, features, calibration or review settings no longer match "
                 "the weights",
@@ -235,11 +239,6 @@ class Model:
                 where=str(directory),
                 fix="Retrain with 'tagger train'.",
             ) from None
-
-
-def softmax(scores: np.ndarray) -> np.ndarray:
-    shifted = np.exp(scores - scores.max(axis=1, keepdims=True))
-    return shifted / shifted.sum(axis=1, keepdims=True)
 
 
 def _as_texts(texts: Iterable[str]) -> list[str]:
@@ -293,10 +292,9 @@ def _check_shapes(model: Model) -> None:
             )
         if not np.isfinite(array).all():
             raise ModelError(f"{name} holds non-finite numbers", fix="Retrain with 'tagger train'.")
-    if not model.temperature > 0:
-        raise ModelError(
-            f"bad calibration temperature {model.temperature}", fix="Retrain with 'tagger train'."
-        )
+    calibration = model.card.calibration
+    if not (calibration.temperature > 0 and calibration.evidence_scale >= 0):
+        raise ModelError(f"bad calibration {calibration}", fix="Retrain with 'tagger train'.")
 
 
 def shipped_model_dir() -> Path:

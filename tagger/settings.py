@@ -43,7 +43,7 @@ class TrainingSettings:
     min_df: int = 1
     C: float = 10.0
     balance_areas: bool = True
-    abstract_weight: float = 0.1
+    abstract_weight: float = 0.03
     description_weight: float = 1.0
     review_accuracy: float = 0.9
     max_iter: int = 5000

@@ -25,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import __version__, evaluate
+from .calibration import PROBE_WORDS, Scores, calibrated, fit_calibration, fit_temperature, log_loss
 from .card import (
     FORMAT_VERSION,
     AreaEntry,
@@ -35,8 +36,9 @@ from .card import (
     SettingsSelection,
     TrainingData,
 )
+from .features import evidence
 from .labels import TrainingSet
-from .model import Model, softmax
+from .model import Model
 from .settings import SELECTION_GRID, TrainingSettings
 
 # Cross-validation: leave-one-out up to this many labelled abstracts, stratified k-fold above.
@@ -51,7 +53,11 @@ SELECTION_SAMPLE = 5000
 # Macro-F1 differences smaller than this are noise; among settings that close to the best,
 # the one whose calibrated probabilities fit the labels best (least log loss) is chosen.
 SELECTION_TOLERANCE = 0.01
-CALIBRATION_METHOD = "temperature scaling on cross-validated scores"
+CALIBRATION_METHOD = (
+    "temperature scaling with evidence shrinkage, on cross-validated scores of whole and cut-short abstracts"
+)
+# At most this many held-out abstracts are also scored cut short (for the evidence scale).
+PROBES_MAX = 2000
 
 
 class Documents(NamedTuple):
@@ -138,11 +144,14 @@ def linear_weights(classifier, slugs: tuple[str, ...]) -> tuple[np.ndarray, np.n
 
 @dataclass(frozen=True)
 class OutOfFold:
-    """Decision scores of the labelled abstracts, each from a model that did not see it
-    (one row per labelled abstract, one column per area), and how the folds were made."""
+    """Scores of the labelled abstracts, each from a model that did not see it (one row per
+    labelled abstract), how the folds were made, and the scores of some of the same abstracts
+    cut short to their first few words (``probes``, of the abstracts ``probe_rows``)."""
 
     scheme: str
-    scores: np.ndarray
+    scores: Scores
+    probes: Scores
+    probe_rows: np.ndarray
 
 
 def folds(training_set: TrainingSet) -> tuple[str, list[tuple[np.ndarray, np.ndarray]]]:
@@ -176,12 +185,29 @@ def out_of_fold_scores(training_set: TrainingSet, candidates: list[TrainingSetti
             delayed(_fold_scores)(training_set, candidates, list(groups.values()), train_index, test_index)
             for train_index, test_index in splits
         )
-    shape = (len(training_set.labels), len(training_set.slugs))
-    scores = [np.full(shape, np.nan) for _ in candidates]
-    for (_, test_index), fold_scores in zip(splits, results):
-        for i, block in enumerate(fold_scores):
-            scores[i][test_index] = block
-    return [OutOfFold(scheme, s) for s in scores]
+    n = len(training_set.labels)
+    result = []
+    for i in range(len(candidates)):
+        held_out = Scores.stack([fold[i][0] for fold in results])
+        order = np.argsort(np.concatenate([test_index for _, test_index in splits]), kind="stable")
+        probes = Scores.stack([fold[i][1] for fold in results])
+        probe_rows = np.concatenate([_probed(test_index, n) for _, test_index in splits])
+        probe_rows = np.repeat(probe_rows, len(PROBE_WORDS))
+        result.append(OutOfFold(scheme, held_out.take(order), probes, probe_rows))
+    return result
+
+
+def _probed(test_index: np.ndarray, n: int) -> np.ndarray:
+    """The held-out abstracts that are also scored cut short (every one up to PROBES_MAX
+    labelled abstracts, an even spread above)."""
+    step = -(-n // PROBES_MAX)
+    return test_index[test_index % step == 0]
+
+
+def _cut_short(text: str) -> list[str]:
+    """The first few words of a text, at each length of PROBE_WORDS."""
+    words = text.split()
+    return [" ".join(words[:k]) for k in PROBE_WORDS]
 
 
 def _fold_scores(
@@ -190,15 +216,22 @@ def _fold_scores(
     groups: list[list[int]],
     train_index: np.ndarray,
     test_index: np.ndarray,
-) -> list[np.ndarray]:
-    """Each candidate's scores for the held-out abstracts of one fold."""
+) -> list[tuple[Scores, Scores]]:
+    """Each candidate's scores for the held-out abstracts of one fold, whole and cut short."""
     fold = training_set.subset(train_index)
     held_out = [training_set.texts[i] for i in test_index]
-    scores: list[np.ndarray] = [np.empty(0)] * len(candidates)
+    probes = [
+        short
+        for i in _probed(test_index, len(training_set.labels))
+        for short in _cut_short(training_set.texts[i])
+    ]
+    scores: list[tuple[Scores, Scores]] = [()] * len(candidates)  # type: ignore[list-item]
     for members in groups:
         vectorizer = _vectorizer(candidates[members[0]])
         texts, areas, _ = documents(fold, candidates[members[0]])
-        train_matrix, test_matrix = vectorizer.fit_transform(texts), vectorizer.transform(held_out)
+        train_matrix = vectorizer.fit_transform(texts)
+        test_matrix, probe_matrix = vectorizer.transform(held_out), vectorizer.transform(probes)
+        known = (evidence(held_out, vectorizer.vocabulary_), evidence(probes, vectorizer.vocabulary_))
         warm: dict[bool, object] = {}  # along increasing C, each fit starts from the last one
         for i in sorted(members, key=lambda i: (candidates[i].balance_areas, candidates[i].C)):
             classifier = warm.setdefault(candidates[i].balance_areas, _classifier(candidates[i]))
@@ -207,38 +240,26 @@ def _fold_scores(
                 warnings.simplefilter("ignore", category=UserWarning)
                 classifier.fit(train_matrix, areas, sample_weight=documents(fold, candidates[i]).weights)
             coef, intercept = linear_weights(classifier, training_set.slugs)
-            scores[i] = np.asarray(test_matrix @ coef.T) + intercept
+            scores[i] = tuple(
+                Scores(
+                    np.asarray(matrix @ coef.T),
+                    np.broadcast_to(intercept, (matrix.shape[0], len(intercept))),
+                    e,
+                )
+                for matrix, e in zip((test_matrix, probe_matrix), known)
+            )
     return scores
 
 
-def fit_temperature(scores: np.ndarray, truth: np.ndarray) -> float:
-    """The temperature T that makes softmax(scores / T) best match the true areas (indices),
-    by least log loss."""
-    from scipy.optimize import minimize_scalar
-
-    result = minimize_scalar(
-        lambda log_t: _log_loss(scores, truth, np.exp(log_t)),
-        bounds=(np.log(0.01), np.log(100.0)),
-        method="bounded",
-    )
-    return float(np.exp(result.x))
+def _calibrated_log_loss(scores: Scores, truth: np.ndarray) -> float:
+    return log_loss(calibrated(scores, fit_temperature(scores, truth), 0.0), truth)
 
 
-def _log_loss(scores: np.ndarray, truth: np.ndarray, temperature: float) -> float:
-    """Mean negative log probability of the true areas under softmax(scores / temperature)."""
-    probabilities = softmax(scores / temperature)
-    return float(-np.log(np.clip(probabilities[np.arange(len(truth)), truth], 1e-12, None)).mean())
-
-
-def _calibrated_log_loss(scores: np.ndarray, truth: np.ndarray) -> float:
-    return _log_loss(scores, truth, fit_temperature(scores, truth))
-
-
-def _macro_f1(scores: np.ndarray, truth: np.ndarray) -> float:
+def _macro_f1(scores: Scores, truth: np.ndarray) -> float:
     from sklearn.metrics import f1_score
 
     return float(
-        f1_score(truth, scores.argmax(axis=1), labels=np.unique(truth), average="macro", zero_division=0)
+        f1_score(truth, scores.raw.argmax(axis=1), labels=np.unique(truth), average="macro", zero_division=0)
     )
 
 
@@ -275,6 +296,7 @@ class CrossValidation:
     settings: TrainingSettings
     selection: SettingsSelection | None
     temperature: float
+    evidence_scale: float
     probabilities: np.ndarray
     correct: np.ndarray
     evaluation: Evaluation
@@ -294,8 +316,10 @@ def calibrate(
     """Calibrate out-of-fold scores and compute the figures: accuracy, macro-F1, ECE,
     per-area table, confusion matrix, the review threshold, and the labels that look wrong."""
     slugs, labels, truth = training_set.slugs, training_set.labels, training_set.label_indices()
-    temperature = fit_temperature(out_of_fold.scores, truth)
-    probabilities = softmax(out_of_fold.scores / temperature)
+    temperature, evidence_scale = fit_calibration(
+        out_of_fold.scores, truth, out_of_fold.probes, truth[out_of_fold.probe_rows]
+    )
+    probabilities = calibrated(out_of_fold.scores, temperature, evidence_scale)
     confidence = probabilities.max(axis=1)
     correct = probabilities.argmax(axis=1) == truth
     threshold = evaluate.review_threshold(confidence, correct, settings.review_accuracy)
@@ -315,7 +339,9 @@ def calibrate(
             )
         ),
     )
-    return CrossValidation(settings, selection, temperature, probabilities, correct, evaluation, review)
+    return CrossValidation(
+        settings, selection, temperature, evidence_scale, probabilities, correct, evaluation, review
+    )
 
 
 def cross_validate(training_set: TrainingSet, settings: TrainingSettings | None = None) -> CrossValidation:
@@ -376,7 +402,7 @@ def model_card(training_set: TrainingSet, validation: CrossValidation, n_feature
         settings=validation.settings,
         n_features=n_features,
         settings_selection=validation.selection,
-        calibration=Calibration(CALIBRATION_METHOD, validation.temperature),
+        calibration=Calibration(CALIBRATION_METHOD, validation.temperature, validation.evidence_scale),
         review=validation.review,
         evaluation=validation.evaluation,
         versions=_versions(),

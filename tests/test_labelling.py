@@ -11,6 +11,7 @@ import time
 import pytest
 from conftest import LABELS, ROOT
 
+from tagger import load_model
 from tagger.cli import main
 from tagger.corpus import Abstract, read_abstracts
 from tagger.labelling import label_session, suggest
@@ -116,10 +117,14 @@ def test_label_command_with_piped_answers(project, monkeypatch, capsys):
     assert err == "labelled 2, skipped 1; saved to labels/labels.csv. Retrain with 'tagger train'.\n"
     training_set = load_training_set("labels", ["seeds"])
     assert len(training_set.labels) == 40 and training_set.labels[-1] == "robotics"
-    # Labelled abstracts are not suggested again.
+    # Labelled abstracts are not suggested again; the rest are, as the library ranks them.
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     assert main(["suggest", "pile.jsonl", "--n", "10"]) == 0
-    assert len(capsys.readouterr().out.splitlines()) == len(PILE) - 1 - 2
+    listed = [line.split()[1] for line in capsys.readouterr().out.splitlines()]
+    labelled = set(training_set.ids[-2:])
+    rest = [a for a in read_abstracts(["pile.jsonl"]) if a.id not in labelled]
+    assert listed == [item.abstract.id for item in suggest(rest, load_model("models"), n=10)]
+    assert not labelled & set(listed) and len(listed) >= len(PILE) - 1 - 2
 
 
 def label_rows(project):

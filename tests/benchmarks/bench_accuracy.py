@@ -32,32 +32,17 @@ import json
 import tempfile
 import time
 import warnings
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from devdata import document, figures, load
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import accuracy_score, f1_score
 from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 
 import tagger
-from tagger.evaluate import expected_calibration_error
-
-
-def load(path: Path, mapping: dict | None, min_count: int) -> list[dict]:
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    area_of = {category: area for area, categories in (mapping or {}).items() for category in categories}
-    for row in rows:
-        if mapping:
-            areas = {area_of[c] for c in row["categories"] if c in area_of}
-            row["area"] = areas.pop() if len(areas) == 1 else None
-        else:
-            row["area"] = row["categories"][0] if row["categories"] else None
-    counts = Counter(row["area"] for row in rows)
-    return [row for row in rows if row["area"] and counts[row["area"]] >= min_count]
 
 
 def splits(rows: list[dict], how: str) -> list[tuple[str, list[dict], list[dict]]]:
@@ -72,29 +57,6 @@ def splits(rows: list[dict], how: str) -> list[tuple[str, list[dict], list[dict]
         return result
     train, test = train_test_split(rows, test_size=0.3, random_state=0, stratify=[r["area"] for r in rows])
     return [("stratified 70/30", train, test)]
-
-
-def document(row: dict) -> str:
-    return f"{row['title']}. {row['abstract']}" if row.get("title") else row["abstract"]
-
-
-def figures(truth: list[str], predicted: list[str], confidence: np.ndarray | None) -> dict:
-    correct = np.asarray(predicted) == np.asarray(truth)
-    result = {
-        "accuracy": accuracy_score(truth, predicted),
-        "macro_f1": f1_score(truth, predicted, labels=sorted(set(truth)), average="macro", zero_division=0),
-        "ece": None,
-        "ece_if_calibrated": None,
-    }
-    if confidence is not None:
-        rng = np.random.default_rng(0)
-        simulated = [
-            expected_calibration_error(confidence, rng.random(len(confidence)) < confidence)
-            for _ in range(1000)
-        ]
-        result["ece"] = expected_calibration_error(confidence, correct)
-        result["ece_if_calibrated"] = float(np.median(simulated))
-    return result
 
 
 def print_row(method: str, f: dict, seconds: float | None, settings: dict) -> None:
