@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
@@ -42,13 +43,19 @@ def predict(texts, *, model: Model | None = None, review_below: float | None = N
     return (model or load_model()).predict(texts, review_below=review_below, explain=explain)
 
 
-def train(data=None, *, labels="labels", abstracts=("seeds",), settings=None) -> Model:
+def train(data=None, *, labels="labels", abstracts=("seeds",), settings=None, unlabelled=None) -> Model:
     """Train a model: on the taxonomy and hand labels in ``labels`` joined with the abstract
     files in ``abstracts`` (the default, as in this repository), or on ``data``, a user's own
     labelled ``.csv`` / ``.jsonl`` file with ``abstract`` and ``area`` columns.
+    ``unlabelled``: abstract files or folders (a path or a list of them) without labels, such
+    as the pile you are about to tag, to learn from as well (self-training).
     Save it with ``model.save("models")``."""
+    from .corpus import read_abstracts
     from .labels import load_training_set, read_labelled_file
     from .training import train as fit
 
     training_set = read_labelled_file(data) if data is not None else load_training_set(labels, abstracts)
-    return fit(training_set, settings)
+    if isinstance(unlabelled, (str, os.PathLike)):
+        unlabelled = [unlabelled]
+    pile = [a.document for a in read_abstracts(unlabelled)] if unlabelled else None
+    return fit(training_set, settings, pile)

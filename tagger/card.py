@@ -39,6 +39,21 @@ class TrainingData:
 
 
 @dataclass(frozen=True)
+class Unlabelled:
+    """What self-training learnt from a pile of unlabelled abstracts (see
+    :mod:`tagger.selftraining`)."""
+
+    method: str
+    sha256: str  # of the pile's texts, in order
+    pile_abstracts: int
+    used_abstracts: int
+    rounds: int
+    pseudo_labelled: int
+    pseudo_labelled_per_area: dict
+    pseudo_label_weight: float
+
+
+@dataclass(frozen=True)
 class SettingsSelection:
     """How the settings were chosen by cross-validation, with every candidate's figures."""
 
@@ -95,6 +110,7 @@ class ModelCard:
     review: Review
     evaluation: Evaluation
     versions: dict
+    unlabelled: Unlabelled | None = None
 
     @property
     def slugs(self) -> tuple[str, ...]:
@@ -136,7 +152,11 @@ class ModelCard:
         settings = {
             "ngram_max": analyzer.get("ngram_max"),
             **{k: features.get(k) for k in FEATURE_FIELDS if k != "ngram_max"},
-            **{k: classifier.get(k) for k in TrainingSettings.field_names() if k not in FEATURE_FIELDS},
+            **{
+                k: classifier[k]  # settings added later keep their defaults in older cards
+                for k in TrainingSettings.field_names()
+                if k not in FEATURE_FIELDS and k in classifier
+            },
         }
         fields = {**data, "settings": settings, "n_features": features.get("n_features")}
         return _build(cls, fields, "")

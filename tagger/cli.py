@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import signal
 import sys
@@ -96,6 +97,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     inputs(suggest, "abstracts to choose from")
     suggest.add_argument("--n", type=int, default=10, help="how many (default 10)")
+    suggest.add_argument(
+        "--format", choices=("text", "jsonl"), default="text", help="text lines, or one JSON object a line"
+    )
     model(suggest)
     labels(suggest)
     suggest.set_defaults(run=_suggest)
@@ -117,6 +121,12 @@ def _parser() -> argparse.ArgumentParser:
         "train", help="train a model from the hand labels (or a labelled file) and save it"
     )
     training_data(train)
+    train.add_argument(
+        "--unlabelled",
+        metavar="PATH",
+        nargs="+",
+        help="abstracts without labels (the pile you will tag) to learn from too, by self-training",
+    )
     train.add_argument(
         "--model", metavar="DIR", default=DEFAULT_MODEL_DIR, help="where to save (default models)"
     )
@@ -291,6 +301,9 @@ def _suggest(args: argparse.Namespace) -> int:
     if not queue:
         print("nothing to suggest: every abstract given is labelled already", file=sys.stderr)
     for rank, item in enumerate(queue, start=1):
+        if args.format == "jsonl":
+            print(json.dumps({"rank": rank, **item.record()}, ensure_ascii=False))
+            continue
         guesses = ", ".join(f"{slug} {p:.2f}" for slug, p in item.guesses())
         snippet = " ".join(item.abstract.text.split()[:14])
         print(f"{rank:3d}  {item.abstract.id}  margin {item.margin:.2f}  {guesses}  | {snippet}")
@@ -361,7 +374,8 @@ def _train(args: argparse.Namespace) -> int:
         previous = Model.load(args.model)
     except TaggerError:
         previous = None
-    model = train(training_set)
+    pile = [a.document for a in corpus.read_abstracts(args.unlabelled)] if args.unlabelled else None
+    model = train(training_set, unlabelled=pile)
     model.save(args.model)
     figures = model.card.evaluation
     print(
@@ -370,6 +384,13 @@ def _train(args: argparse.Namespace) -> int:
         f"saved to {args.model}",
         file=sys.stderr,
     )
+    if model.card.unlabelled is not None:
+        pile_record = model.card.unlabelled
+        print(
+            f"learnt from {pile_record.pile_abstracts} unlabelled abstracts: {pile_record.pseudo_labelled} "
+            f"pseudo-labelled in {pile_record.rounds} round(s) (never written to the labels)",
+            file=sys.stderr,
+        )
     texts = [] if args.data else [a.document for a in corpus.read_abstracts(args.abstracts)]
     old_areas = (
         [p.area for p in previous.predict(texts)] if previous and previous.areas == model.areas else []

@@ -144,8 +144,7 @@ class TfidfFeatures:
         return self.transform_with_evidence(texts)[0]
 
     def transform_with_evidence(self, texts: Sequence[str]):
-        """The TF-IDF matrix of ``texts`` and, per text, its evidence: how many of its words
-        are features (see :func:`evidence`)."""
+        """The TF-IDF matrix of ``texts`` and, per text, its evidence (see :func:`evidence`)."""
         from scipy.sparse import csr_matrix  # C speed for counting and products; loaded on first use
 
         get, missing = self._word_feature.get, itertools.repeat(NOT_A_TERM)
@@ -162,7 +161,7 @@ class TfidfFeatures:
         word_feature, row = word_feature[kept], row[kept]
         known = word_feature >= 0
         rows, features = [row[known]], [word_feature[known]]
-        known_words = np.bincount(rows[0], minlength=n).astype(np.float64)
+        known_words = _evidence(np.bincount(rows[0], minlength=n), np.bincount(row, minlength=n))
         if len(self._pair_keys) and len(word_feature) > 1:
             first, second = word_feature[:-1], word_feature[1:]
             neighbours = (row[:-1] == row[1:]) & (first >= 0) & (second >= 0)
@@ -188,6 +187,15 @@ class TfidfFeatures:
 
 
 def evidence(texts: Sequence[str], vocabulary) -> np.ndarray:
-    """Per text, how many of its words (with repeats) are features in ``vocabulary`` (a
-    container of terms): the evidence a model has about it."""
-    return np.array([sum(word in vocabulary for word in words(text)) for text in texts], dtype=np.float64)
+    """Per text, the evidence a model with ``vocabulary`` (a container of terms) has about
+    it: ``k * k / w``, where ``w`` counts the text's words that are not stop words and ``k``
+    those of them that are features (with repeats). It grows with the words the model knows,
+    and falls when most of the text is about something the model does not know."""
+    found = [[word for word in words(text) if word not in STOP_WORDS] for text in texts]
+    known = np.array([sum(word in vocabulary for word in text) for text in found])
+    return _evidence(known, np.array([len(text) for text in found]))
+
+
+def _evidence(known: np.ndarray, content_words: np.ndarray) -> np.ndarray:
+    known = known.astype(np.float64)
+    return np.divide(known * known, content_words, out=np.zeros_like(known), where=content_words > 0)

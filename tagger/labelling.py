@@ -14,6 +14,8 @@ import textwrap
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .batch import tag_abstracts
 from .corpus import Abstract
 from .labels import Area
@@ -22,6 +24,10 @@ from .prediction import Prediction
 
 NEAR_DUPLICATE = 0.8  # cosine similarity of TF-IDF vectors
 GUESSES = 3
+POOL_PER_SUGGESTION = 50  # the unsure abstracts considered, per suggestion asked for
+DENSITY = 1.0  # see suggest(); chosen with tests/benchmarks/bench_loop.py
+DIVERSITY = 0.5
+BALANCE = 1.0
 
 
 @dataclass(frozen=True)
@@ -36,14 +42,43 @@ class Suggestion:
     def guesses(self, n: int = GUESSES) -> list[tuple[str, float]]:
         return sorted(self.prediction.scores.items(), key=lambda item: -item[1])[:n]
 
+    def record(self) -> dict:
+        """The suggestion as plain data (``tagger suggest --format jsonl``)."""
+        abstract = self.abstract
+        return {
+            "id": abstract.id,
+            "source": abstract.source,
+            "position": abstract.position,
+            "title": abstract.title,
+            "margin": round(self.margin, 4),
+            "guesses": [{"area": area, "probability": round(p, 4)} for area, p in self.guesses()],
+            "snippet": " ".join(abstract.text.split()[:30]),
+        }
+
 
 def suggest(
-    abstracts: Iterable[Abstract], model: Model, n: int = 10, exclude: Iterable[str] = ()
+    abstracts: Iterable[Abstract],
+    model: Model,
+    n: int = 10,
+    exclude: Iterable[str] = (),
+    *,
+    density: float = DENSITY,
+    diversity: float = DIVERSITY,
+    balance: float = BALANCE,
 ) -> list[Suggestion]:
     """The ``n`` abstracts (not in ``exclude``, by id) whose labels would teach the model
-    most: smallest margin between the top two areas first, no near-duplicates."""
+    most, best first.
+
+    The unsure abstracts (smallest margins, at most :data:`POOL_PER_SUGGESTION` per
+    suggestion) are the candidates; each scores ``(1 - margin) * typicality ** density``,
+    where typicality is its TF-IDF cosine with the candidates' centroid (scaled to at most 1).
+    Suggestions are then chosen greedily: a candidate's score is cut by ``diversity`` times
+    its largest cosine with those already chosen, and divided by ``1 + balance * m * k / n``
+    when ``m`` of those chosen share its predicted area (k areas), so that rare areas are not
+    starved. Near-duplicates (cosine above :data:`NEAR_DUPLICATE`) of a chosen abstract are
+    dropped. ``density=0, diversity=0, balance=0`` is plain margin sampling."""
     excluded = set(exclude)
-    pool_size = max(5 * n, n + 50)
+    pool_size = max(POOL_PER_SUGGESTION * n, n + 50)
     pool: list[tuple[float, int, Suggestion]] = []  # max-heap on margin via negation
     counter = itertools.count()
     for abstract, prediction in tag_abstracts((a for a in abstracts if a.id not in excluded), model):
@@ -53,25 +88,33 @@ def suggest(
             heapq.heappush(pool, entry)
         elif entry > pool[0]:
             heapq.heapreplace(pool, entry)
-    ranked = [item for _, _, item in sorted(pool, key=lambda e: (-e[0], e[1]))]
-    return _without_near_duplicates(ranked, model, n)
-
-
-def _without_near_duplicates(ranked: list[Suggestion], model: Model, n: int) -> list[Suggestion]:
-    matrix = model.tfidf([s.abstract.document for s in ranked])
+    candidates = [item for _, _, item in sorted(pool, key=lambda e: (-e[0], e[1]))]
+    if not candidates:
+        return []
+    matrix = model.tfidf([s.abstract.document for s in candidates])
+    centroid = np.asarray(matrix.mean(axis=0)).ravel()
+    typicality = matrix @ centroid
+    typicality = typicality / typicality.max() if typicality.max() > 0 else np.ones(len(candidates))
+    score = (1 - np.array([s.margin for s in candidates])) * typicality**density
     similarity = (matrix @ matrix.T).toarray()  # cosine: the rows are l2-normed
+    areas = [s.prediction.area for s in candidates]
+    per_area_share = max(n / len(model.areas), 1.0)
     chosen: list[int] = []
+    nearest = np.zeros(len(candidates))  # largest cosine with a chosen abstract
+    open_ = np.ones(len(candidates), dtype=bool)
     seen_ids: set[str] = set()
-    for i, item in enumerate(ranked):
-        if item.abstract.id in seen_ids:
+    while len(chosen) < n and open_.any():
+        taken = {area: sum(areas[j] == area for j in chosen) for area in set(areas)}
+        crowding = np.array([1 + balance * taken[area] / per_area_share for area in areas])
+        value = np.where(open_, score * (1 - diversity * nearest) / crowding, -np.inf)
+        best = int(np.argmax(value))
+        open_[best] = False
+        if candidates[best].abstract.id in seen_ids or nearest[best] > NEAR_DUPLICATE:
             continue
-        if any(similarity[i, j] > NEAR_DUPLICATE for j in chosen):
-            continue
-        chosen.append(i)
-        seen_ids.add(item.abstract.id)
-        if len(chosen) == n:
-            break
-    return [ranked[i] for i in chosen]
+        chosen.append(best)
+        seen_ids.add(candidates[best].abstract.id)
+        nearest = np.maximum(nearest, similarity[best])
+    return [candidates[i] for i in chosen]
 
 
 @dataclass

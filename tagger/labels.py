@@ -54,7 +54,10 @@ class Label:
 @dataclass(frozen=True)
 class TrainingSet:
     """Labelled abstracts plus the areas they may take. When ``use_descriptions`` is set,
-    each area's description and keywords are a training document too."""
+    each area's description and keywords are a training document too. ``pseudo_texts`` and
+    ``pseudo_labels`` are abstracts of an unlabelled pile with the areas self-training gave
+    them (see :mod:`tagger.selftraining`): training documents that weigh less than hand labels
+    and are never counted, evaluated or written as labels."""
 
     areas: tuple[Area, ...]
     texts: tuple[str, ...]
@@ -62,6 +65,8 @@ class TrainingSet:
     ids: tuple[str, ...]
     use_descriptions: bool
     origin: str
+    pseudo_texts: tuple[str, ...] = ()
+    pseudo_labels: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not len(self.texts) == len(self.labels) == len(self.ids):

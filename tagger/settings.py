@@ -19,6 +19,13 @@ SELECTION_GRID: dict[str, tuple] = {
     "balance_areas": (True, False),
 }
 
+# With labelled abstracts and area descriptions, training chooses how much the labels weigh
+# against the descriptions among these, by cross-validation on the labels (from WEIGHT_FROM
+# labelled abstracts on): labels of the user's own pile deserve more weight than labels of
+# abstracts unlike it.
+WEIGHT_GRID: dict[str, tuple] = {"abstract_weight": (0.01, 0.03, 0.1, 0.3, 1.0)}
+WEIGHT_FROM = 10
+
 # The fields that decide which features come out of a text (the rest fit the classifier).
 FEATURE_FIELDS = ("ngram_max", "sublinear_tf", "min_df")
 
@@ -34,8 +41,10 @@ class TrainingSettings:
     ``abstract_weight`` weighs the labelled abstracts against the area descriptions: with
     balanced areas, each area's labelled abstracts together weigh ``abstract_weight * n / k``
     (n labelled abstracts, k areas with labels), so labels count for more as they grow;
-    each description weighs ``description_weight``. ``review_accuracy``: predictions at or
-    above the review threshold were right this often in cross-validation.
+    each description weighs ``description_weight``. Pseudo-labelled abstracts of a pile
+    (self-training) weigh ``pseudo_label_weight`` times as much as hand-labelled ones, by the
+    same rule. ``review_accuracy``: predictions at or above the review threshold were right
+    this often in cross-validation.
     """
 
     ngram_max: int = 2
@@ -45,6 +54,7 @@ class TrainingSettings:
     balance_areas: bool = True
     abstract_weight: float = 0.03
     description_weight: float = 1.0
+    pseudo_label_weight: float = 0.25
     review_accuracy: float = 0.9
     max_iter: int = 5000
 
@@ -57,6 +67,7 @@ class TrainingSettings:
             "balance_areas": (isinstance(self.balance_areas, bool), "True or False"),
             "abstract_weight": (_is_positive(self.abstract_weight), "a positive number"),
             "description_weight": (_is_positive(self.description_weight), "a positive number"),
+            "pseudo_label_weight": (_is_positive(self.pseudo_label_weight), "a positive number"),
             "review_accuracy": (
                 _is_number(self.review_accuracy) and 0 < self.review_accuracy <= 1,
                 "a number in (0, 1]",

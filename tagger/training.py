@@ -3,7 +3,8 @@ by temperature scaling on cross-validated scores, exported as a numpy :class:`Mo
 
 Training is a short pipeline::
 
-    settings (given, default, or chosen by cross-validation: select_settings)
+    settings (given, or chosen by cross-validation: the label weight always, the rest
+              from SELECT_FROM labelled abstracts on: choose_settings)
       -> out-of-fold scores of the labelled abstracts      (out_of_fold_scores)
       -> temperature, figures, review threshold            (calibrate)
       -> one fit on everything                             (fit_pipeline)
@@ -35,11 +36,12 @@ from .card import (
     Review,
     SettingsSelection,
     TrainingData,
+    Unlabelled,
 )
 from .features import evidence
 from .labels import TrainingSet
 from .model import Model
-from .settings import SELECTION_GRID, TrainingSettings
+from .settings import SELECTION_GRID, WEIGHT_FROM, WEIGHT_GRID, TrainingSettings
 
 # Cross-validation: leave-one-out up to this many labelled abstracts, stratified k-fold above.
 LEAVE_ONE_OUT_MAX = 100
@@ -53,6 +55,7 @@ SELECTION_SAMPLE = 5000
 # Macro-F1 differences smaller than this are noise; among settings that close to the best,
 # the one whose calibrated probabilities fit the labels best (least log loss) is chosen.
 SELECTION_TOLERANCE = 0.01
+LOG_LOSS_TOLERANCE = 0.01
 CALIBRATION_METHOD = (
     "temperature scaling with evidence shrinkage, on cross-validated scores of whole and cut-short abstracts"
 )
@@ -70,20 +73,34 @@ class Documents(NamedTuple):
 
 def documents(training_set: TrainingSet, settings: TrainingSettings) -> Documents:
     """The labelled abstracts, then (when the training set uses them) one document per area
-    description, with their weights (see :class:`TrainingSettings`)."""
-    counts = {slug: n for slug, n in training_set.counts().items() if n}
-    n, k = len(training_set.labels), len(counts)
+    description, then the pseudo-labelled abstracts of a pile, with their weights (see
+    :class:`TrainingSettings`)."""
+    scale = settings.abstract_weight if training_set.use_descriptions else 1.0
     texts = list(training_set.texts)
     areas = list(training_set.labels)
-    # Only the ratio of weights matters to the fit, so without descriptions every abstract
-    # weighs 1 on average and C keeps its usual meaning.
-    scale = settings.abstract_weight if training_set.use_descriptions else 1.0
-    weights = [scale * n / (k * counts[area]) if settings.balance_areas else scale for area in areas]
+    weights = _label_weights(training_set.labels, settings, scale)
     if training_set.use_descriptions:
         texts += [area.document() for area in training_set.areas]
         areas += list(training_set.slugs)
         weights += [settings.description_weight] * len(training_set.areas)
+    texts += training_set.pseudo_texts
+    areas += training_set.pseudo_labels
+    weights += _label_weights(training_set.pseudo_labels, settings, scale * settings.pseudo_label_weight)
     return Documents(texts, areas, np.asarray(weights))
+
+
+def _label_weights(labels: tuple[str, ...], settings: TrainingSettings, scale: float) -> list[float]:
+    """With balanced areas, each area's labels together weigh ``scale * n / k`` (n labels, k
+    areas with labels); otherwise each label weighs ``scale``. Only the ratio of weights
+    matters to the fit, so without descriptions every abstract weighs 1 on average and C keeps
+    its usual meaning."""
+    if not settings.balance_areas:
+        return [scale] * len(labels)
+    counts: dict[str, int] = {}
+    for label in labels:
+        counts[label] = counts.get(label, 0) + 1
+    n, k = len(labels), len(counts)
+    return [scale * n / (k * counts[label]) for label in labels]
 
 
 def _vectorizer(settings: TrainingSettings):
@@ -264,19 +281,27 @@ def _macro_f1(scores: Scores, truth: np.ndarray) -> float:
 
 
 def select_settings(
-    training_set: TrainingSet, base: TrainingSettings | None = None
+    training_set: TrainingSet, base: TrainingSettings | None = None, grid_values: dict | None = None
 ) -> tuple[TrainingSettings, SettingsSelection, OutOfFold]:
-    """The point of :data:`SELECTION_GRID` (applied to ``base``) with the best
-    cross-validated macro-F1 (within :data:`SELECTION_TOLERANCE`, the one with the least
-    calibrated log loss), how it was chosen, and its out-of-fold scores."""
-    grid = [dict(zip(SELECTION_GRID, values)) for values in itertools.product(*SELECTION_GRID.values())]
-    candidates = [replace(base or TrainingSettings(), **point) for point in grid]
+    """The point of ``grid_values`` (default :data:`SELECTION_GRID`; applied to ``base``)
+    with the best cross-validated macro-F1 (within :data:`SELECTION_TOLERANCE`, the one with
+    the least calibrated log loss; ``base`` itself when it is within both tolerances), how it
+    was chosen, and its out-of-fold scores."""
+    grid_values = grid_values or SELECTION_GRID
+    base = base or TrainingSettings()
+    grid = [dict(zip(grid_values, values)) for values in itertools.product(*grid_values.values())]
+    candidates = [replace(base, **point) for point in grid]
     results = out_of_fold_scores(training_set, candidates)
     truth = training_set.label_indices()
     f1 = [_macro_f1(result.scores, truth) for result in results]
     log_loss = [_calibrated_log_loss(result.scores, truth) for result in results]
     near_best = [i for i in range(len(grid)) if f1[i] >= max(f1) - SELECTION_TOLERANCE]
     best = min(near_best, key=lambda i: log_loss[i])
+    # Differences within the tolerances are noise: then the settings we start from stay.
+    unchanged = [
+        i for i in near_best if candidates[i] == base and log_loss[i] <= log_loss[best] + LOG_LOSS_TOLERANCE
+    ]
+    best = unchanged[0] if unchanged else best
     selection = SettingsSelection(
         scheme=results[best].scheme,
         criterion=f"macro_f1 (within {SELECTION_TOLERANCE}: least calibrated log loss)",
@@ -334,9 +359,7 @@ def calibrate(
         scheme=out_of_fold.scheme,
         **evaluate.summary(labels, probabilities, slugs),
         possible_label_errors=tuple(
-            evaluate.possible_label_errors(
-                training_set.ids, training_set.texts, labels, probabilities, slugs, threshold
-            )
+            evaluate.possible_label_errors(training_set.ids, training_set.texts, labels, probabilities, slugs)
         ),
     )
     return CrossValidation(
@@ -344,16 +367,27 @@ def calibrate(
     )
 
 
+def choose_settings(
+    training_set: TrainingSet, settings: TrainingSettings | None = None
+) -> tuple[TrainingSettings, SettingsSelection | None, OutOfFold | None]:
+    """The settings to train with: ``settings``; without them, the defaults, or the best of
+    :data:`SELECTION_GRID` from :data:`SELECT_FROM` labelled abstracts on (with how they were
+    chosen, and their out-of-fold scores when the search used every labelled abstract)."""
+    if settings is not None:
+        return settings, None, None
+    chosen, selection, out_of_fold = TrainingSettings(), None, None
+    sample = _stratified_sample(training_set, SELECTION_SAMPLE)
+    if len(training_set.labels) >= SELECT_FROM:
+        chosen, selection, out_of_fold = select_settings(sample, chosen)
+    if training_set.use_descriptions and len(training_set.labels) >= WEIGHT_FROM:
+        chosen, weighing, out_of_fold = select_settings(sample, chosen, WEIGHT_GRID)
+        selection = replace(weighing, grid=(selection.grid if selection else ()) + weighing.grid)
+    return chosen, selection, out_of_fold if sample is training_set else None
+
+
 def cross_validate(training_set: TrainingSet, settings: TrainingSettings | None = None) -> CrossValidation:
-    """Cross-validate ``settings`` (without them: the defaults, or the best of
-    :data:`SELECTION_GRID` from :data:`SELECT_FROM` labelled abstracts on), calibrated."""
-    selection = out_of_fold = None
-    if settings is None and len(training_set.labels) >= SELECT_FROM:
-        sample = _stratified_sample(training_set, SELECTION_SAMPLE)
-        settings, selection, out_of_fold = select_settings(sample)
-        if sample is not training_set:  # figures and calibration come from all the labels
-            out_of_fold = None
-    settings = settings or TrainingSettings()
+    """Cross-validate ``settings`` (see :func:`choose_settings`), calibrated."""
+    settings, selection, out_of_fold = choose_settings(training_set, settings)
     if out_of_fold is None:
         [out_of_fold] = out_of_fold_scores(training_set, [settings])
     return calibrate(training_set, settings, out_of_fold, selection)
@@ -377,17 +411,35 @@ def _stratified_sample(training_set: TrainingSet, size: int) -> TrainingSet:
 # -- the model ---------------------------------------------------------------------------
 
 
-def train(training_set: TrainingSet, settings: TrainingSettings | None = None) -> Model:
+def train(
+    training_set: TrainingSet, settings: TrainingSettings | None = None, unlabelled: list[str] | None = None
+) -> Model:
     """Fit a model on ``training_set``, calibrated by cross-validation, with its card.
     Without ``settings``, they are the defaults, or chosen by cross-validation when there
-    are at least :data:`SELECT_FROM` labelled abstracts."""
-    validation = cross_validate(training_set, settings)
+    are at least :data:`SELECT_FROM` labelled abstracts. With ``unlabelled`` abstracts (the
+    pile to tag), the model learns from them too, by self-training
+    (:mod:`tagger.selftraining`); the pseudo-labelled abstracts are in every training fold."""
+    record = None
+    if unlabelled:
+        from .selftraining import self_train
+
+        settings, selection, _ = choose_settings(training_set, settings)
+        training_set, record = self_train(training_set, unlabelled, settings)
+        [out_of_fold] = out_of_fold_scores(training_set, [settings])
+        validation = calibrate(training_set, settings, out_of_fold, selection)
+    else:
+        validation = cross_validate(training_set, settings)
     pipeline = fit_pipeline(training_set, validation.settings)
     n_features = len(pipeline.named_steps["tfidf"].vocabulary_)
-    return export(pipeline, model_card(training_set, validation, n_features))
+    return export(pipeline, model_card(training_set, validation, n_features, record))
 
 
-def model_card(training_set: TrainingSet, validation: CrossValidation, n_features: int) -> ModelCard:
+def model_card(
+    training_set: TrainingSet,
+    validation: CrossValidation,
+    n_features: int,
+    unlabelled: Unlabelled | None = None,
+) -> ModelCard:
     return ModelCard(
         format_version=FORMAT_VERSION,
         created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -406,6 +458,7 @@ def model_card(training_set: TrainingSet, validation: CrossValidation, n_feature
         review=validation.review,
         evaluation=validation.evaluation,
         versions=_versions(),
+        unlabelled=unlabelled,
     )
 
 

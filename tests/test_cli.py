@@ -102,7 +102,8 @@ def test_evaluate_prints_figures_tables_and_suspect_labels(capsys, tmp_path, shi
     assert f"possible label errors: {len(suspects)}" in out
     for suspect in suspects:
         assert (
-            f"{suspect['abstract_id']}  labelled {suspect['label']}, predicted {suspect['predicted']}" in out
+            f"{suspect['abstract_id']}  labelled {suspect['label']} ({suspect['label_probability']:.3f}), "
+            f"predicted {suspect['predicted']}" in out
         )
     for name in ("confusion-matrix.png", "reliability.png"):
         assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")

@@ -61,16 +61,18 @@ def test_summary_figures_and_confusion():
     assert result["per_area"]["b"] == {"precision": 1.0, "recall": 0.5, "f1": 0.6667, "support": 2}
 
 
-def test_possible_label_errors_are_confident_disagreements():
-    probabilities = np.array([[0.9, 0.1], [0.4, 0.6], [0.2, 0.8]])
+def test_possible_label_errors_are_labels_the_model_finds_unlikely():
+    probabilities = np.array([[0.98, 0.02], [0.4, 0.6], [0.2, 0.8], [0.99, 0.01], [0.5, 0.5]])
     suspects = possible_label_errors(
-        ["x", "y", "z"], ["text x", "text y", "text z"], ["b", "a", "b"], probabilities, ["a", "b"], 0.55
-    )
+        ["x", "y", "z", "w", "v"], ["text x", "text y", "text z", "text w", "text v"], ["b", "a", "b", "b", "a"],
+        probabilities, ["a", "b"], below=0.03,
+    )  # fmt: skip
     assert [(s["abstract_id"], s["label"], s["predicted"]) for s in suspects] == [
+        ("w", "b", "a"),
         ("x", "b", "a"),
-        ("y", "a", "b"),
     ]
-    assert suspects[0]["snippet"] == "text x" and suspects[0]["label_probability"] == 0.1
+    assert suspects[1]["snippet"] == "text x" and suspects[1]["label_probability"] == 0.02
+    assert suspects[0]["confidence"] == 0.99
 
 
 def test_compare_reports_figures_and_moved_abstracts(shipped):

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 
 import pytest
 from conftest import LABELS, ROOT
@@ -34,16 +35,38 @@ def pile_file(folder):
     return path
 
 
-def test_suggest_ranks_by_margin_without_near_duplicates(shipped, tmp_path):
+def test_margin_sampling_ranks_by_margin_without_near_duplicates(shipped, tmp_path):
     abstracts = list(read_abstracts([pile_file(tmp_path)]))
-    queue = suggest(abstracts, shipped, n=10)
+    queue = suggest(abstracts, shipped, n=10, density=0, diversity=0, balance=0)
     margins = [item.margin for item in queue]
     assert margins == sorted(margins)
     texts = [item.abstract.text for item in queue]
     assert len(queue) == len(PILE) - 1 and sum("protein structures" in t for t in texts) == 1
-    assert suggest(abstracts, shipped, n=2) == queue[:2]
+
+
+def test_suggest_picks_unsure_typical_and_different_abstracts(shipped, tmp_path):
+    abstracts = list(read_abstracts([pile_file(tmp_path)]))
+    queue = suggest(abstracts, shipped, n=10)
+    assert len(queue) == len(PILE) - 1 and len({item.abstract.id for item in queue}) == len(queue)
+    assert sum("protein structures" in item.abstract.text for item in queue) == 1  # no near-duplicates
+    assert suggest(abstracts, shipped, n=2) == queue[:2]  # greedy: a longer queue extends a shorter one
     excluded = suggest(abstracts, shipped, n=10, exclude=[queue[0].abstract.id])
     assert queue[0].abstract.id not in {item.abstract.id for item in excluded}
+
+
+def test_no_predicted_area_takes_the_whole_queue(shipped):
+    """Sentences of the seeds as a pile: margin sampling alone crowds the queue with a few
+    areas; suggest spreads it over the predicted areas."""
+    sentences = [
+        s for a in read_abstracts([ROOT / "seeds"]) for s in a.text.split(". ") if len(s.split()) > 8
+    ]
+    pile = [Abstract(str(i), text, "pile", i, i) for i, text in enumerate(sentences)]
+    balanced = Counter(item.prediction.area for item in suggest(pile, shipped, n=12))
+    plain = Counter(
+        item.prediction.area for item in suggest(pile, shipped, n=12, density=0, diversity=0, balance=0)
+    )
+    assert max(balanced.values()) < max(plain.values())
+    assert len(balanced) > len(plain)
 
 
 def session(queue, answers, areas):
@@ -161,3 +184,16 @@ def test_an_interrupted_session_keeps_every_confirmed_label(project, stop):
         assert process.returncode == 130 and err.strip() == "tagger: interrupted"
     else:
         assert process.returncode == -signal.SIGKILL
+
+
+def test_suggest_prints_json_lines_for_scripts(tmp_path, capsys, shipped):
+    path = pile_file(tmp_path)
+    assert main(["suggest", str(path), "--n", "3", "--format", "jsonl", "--model", str(ROOT / "models")]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    expected = suggest(list(read_abstracts([path])), shipped, n=3)
+    assert [r["id"] for r in records] == [item.abstract.id for item in expected]
+    assert [r["rank"] for r in records] == [1, 2, 3]
+    for record, item in zip(records, expected):
+        assert record["source"] == str(path) and record["position"] == item.abstract.position
+        assert record["margin"] == round(item.margin, 4)
+        assert [g["area"] for g in record["guesses"]] == [area for area, _ in item.guesses()]

@@ -14,16 +14,16 @@ from tagger.corpus import read_abstracts
 from tagger.errors import UsageError
 from tagger.labels import Area, TrainingSet
 from tagger.settings import SELECTION_GRID, TrainingSettings
-from tagger.training import export, fit_pipeline
+from tagger.training import cross_validate, export, fit_pipeline
 
 SEED_TEXTS = [a.text for a in read_abstracts([SEEDS])]
 
 
-def test_the_shipped_model_is_current_with_labels_and_settings(shipped, training_set):
+def test_the_shipped_model_is_current_with_labels_and_settings(shipped, training_set, retrained):
     """Fails when labels/ or seeds/ changed (or the default settings did) without retraining:
     run `tagger train` and commit models/."""
     assert shipped.card.training_data.sha256 == training_set.fingerprint()
-    assert shipped.card.settings == TrainingSettings()
+    assert shipped.card.settings == retrained.card.settings  # as training chooses them today
 
 
 def test_retraining_reproduces_the_shipped_model(shipped, retrained):
@@ -183,7 +183,7 @@ def test_review_threshold_and_label_errors_in_the_card(retrained):
     assert retrained.review_threshold == review.threshold
     assert 0 <= review.share_flagged <= 1 and review.accuracy_unflagged >= 0.9
     for suspect in retrained.card.evaluation.possible_label_errors:
-        assert suspect["confidence"] >= review.threshold and suspect["label"] != suspect["predicted"]
+        assert suspect["label_probability"] < 0.03 and suspect["label"] != suspect["predicted"]
     assert 0 <= retrained.card.evaluation.ece <= 1
 
 
@@ -228,3 +228,74 @@ def test_few_labels_keep_the_default_settings(tmp_path):
     model = train(labelled_file(tmp_path, n_per_area=4))
     assert model.card.settings_selection is None
     assert model.card.settings == TrainingSettings()
+
+
+def test_flipped_seed_labels_are_listed_as_possible_errors(training_set):
+    """The issue's case: two seed labels flipped by hand are both listed by `tagger evaluate`."""
+    labels = list(training_set.labels)
+    flipped = {}
+    for i, text in enumerate(training_set.texts):
+        if "stereo disparity" in text.lower():
+            labels[i] = flipped[training_set.ids[i]] = "theory"
+        if "anti-customization" in text.lower():
+            labels[i] = flipped[training_set.ids[i]] = "robotics"
+    assert len(flipped) == 2
+    validation = cross_validate(dataclasses.replace(training_set, labels=tuple(labels)))
+    listed = {s["abstract_id"]: s for s in validation.evaluation.possible_label_errors}
+    assert flipped.keys() <= listed.keys()
+    assert {listed[i]["predicted"] for i in flipped} == {"vision", "safety"}
+
+
+PILE = (
+    "robot arms grasp cups and plates",
+    "gripper grasps deformable cloth",
+    "proteins fold into structures",
+    "protein design with folding models",
+    "robots walk on legs",
+)
+
+
+def test_self_training_learns_from_the_pile_without_touching_the_labels():
+    from tagger.selftraining import pile_fingerprint
+    from tagger.training import train as fit
+
+    labelled = tiny_set()
+    model = fit(labelled, TrainingSettings(), [*PILE, labelled.texts[0]])  # a labelled one is left out
+    record = model.card.unlabelled
+    assert record.pile_abstracts == len(PILE) and record.sha256 == pile_fingerprint(list(PILE))
+    assert 1 <= record.rounds <= 3 and 0 < record.pseudo_labelled <= len(PILE)
+    assert sum(record.pseudo_labelled_per_area.values()) == record.pseudo_labelled
+    assert set(record.pseudo_labelled_per_area) <= {"a", "b"}
+    # Pseudo-labels are training documents, never labels: the figures count hand labels only.
+    assert model.card.evaluation.labelled_abstracts == len(labelled.labels)
+    assert model.card.training_data.sha256 == labelled.fingerprint()
+    pile_only = {w for text in PILE for w in text.split()} - {
+        w for text in labelled.texts for w in text.split()
+    }
+    assert pile_only & set(model.vocabulary)  # words only the pile has became features
+    assert fit(labelled, TrainingSettings()).card.unlabelled is None
+
+
+def test_the_train_command_takes_an_unlabelled_pile(tmp_path, capsys):
+    from conftest import LABELS, SEEDS, run
+
+    pile = tmp_path / "pile.jsonl"
+    pile.write_text("".join(json.dumps({"abstract": text}) + "\n" for text in PILE), encoding="utf-8")
+    before = (LABELS / "labels.csv").read_bytes()
+    status, _, err = run(
+        capsys,
+        "train",
+        "--labels",
+        LABELS,
+        "--abstracts",
+        SEEDS,
+        "--unlabelled",
+        pile,
+        "--model",
+        tmp_path / "m",
+    )
+    assert status == 0, err
+    assert "learnt from 5 unlabelled abstracts: " in err and "never written to the labels" in err
+    assert (LABELS / "labels.csv").read_bytes() == before
+    card = json.loads((tmp_path / "m" / "model.json").read_text())
+    assert card["unlabelled"]["pile_abstracts"] == 5

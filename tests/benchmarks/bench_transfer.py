@@ -81,6 +81,12 @@ def main() -> None:
         "--retrain", action="store_true", help="also train from labels/ and seeds/ now and show that model"
     )
     parser.add_argument(
+        "--unlabelled",
+        type=Path,
+        nargs="+",
+        help="with --retrain: also train with these abstracts as the unlabelled pile (self-training)",
+    )
+    parser.add_argument(
         "--sweep",
         action="append",
         default=[],
@@ -98,17 +104,21 @@ def main() -> None:
         {str(d): tagger.load_model(d) for d in args.model} if args.model else {"shipped": tagger.load_model()}
     )
     if args.retrain:
-        variants = {"retrained": TrainingSettings()}
+        variants: dict = {"retrained": None}  # as tagger train does: the label weight chosen by CV
         for sweep in args.sweep:
             name, _, values = sweep.partition("=")
             kind = type(getattr(TrainingSettings(), name))
             for value in values.split(","):
                 variants[f"{name}={value}"] = dataclasses.replace(TrainingSettings(), **{name: kind(value)})
+        piles = {"": None, " + pile": args.unlabelled} if args.unlabelled else {"": None}
         for name, settings in variants.items():
-            model = tagger.train(labels=ROOT / "labels", abstracts=[ROOT / "seeds"], settings=settings)
-            models[name] = model
-            seed = model.card.evaluation
-            print(f"{name}: seed {seed.scheme} accuracy {seed.accuracy:.3f}, ECE {seed.ece:.3f}")
+            for suffix, pile in piles.items():
+                model = tagger.train(
+                    labels=ROOT / "labels", abstracts=[ROOT / "seeds"], settings=settings, unlabelled=pile
+                )
+                models[name + suffix] = model
+                seed = model.card.evaluation
+                print(f"{name + suffix}: seed {seed.scheme} accuracy {seed.accuracy:.3f}, ECE {seed.ece:.3f}")
     for name, model in models.items():
         print_row(name, model_row(model, docs, truth))
     print_row("descriptions only", figures(truth, descriptions_only(docs), None))

@@ -1,0 +1,95 @@
+"""Learning from the pile: self-training with class-balanced pseudo-labels (Yarowsky 1995;
+Nigam et al. 2000 for the idea of learning from unlabelled text).
+
+The model trained on the hand labels and area descriptions tags the unlabelled abstracts the
+user is about to tag; the most confident half of each predicted area becomes pseudo-labelled
+training documents (so no area swallows the rest), weighing a quarter of what hand labels
+weigh (``TrainingSettings.pseudo_label_weight``); the model is trained again, and the pile
+tagged again, for up to :data:`ROUNDS` rounds, stopping early when fewer than
+:data:`STOP_CHANGE` of the pseudo-labels change. Pseudo-labels never count as hand labels:
+they are not cross-validated, not counted in the figures, and never written to ``labels/``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import replace
+
+import numpy as np
+
+from .card import Unlabelled
+from .labels import TrainingSet
+from .settings import TrainingSettings
+
+ROUNDS = 3
+SHARE = 0.5  # of each predicted area's abstracts, the most confident this share is kept
+STOP_CHANGE = 0.01
+PILE_MAX = 20_000  # a larger pile is sampled down to this many abstracts (evenly, in order)
+METHOD = (
+    f"self-training: the most confident {SHARE:.0%} of each predicted area, up to {ROUNDS} rounds "
+    f"(stopping when under {STOP_CHANGE:.0%} of pseudo-labels change)"
+)
+
+
+def pile_fingerprint(texts: list[str]) -> str:
+    """SHA-256 of the pile's texts, in order."""
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(text.encode("utf-8"))
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def self_train(
+    training_set: TrainingSet, pile: list[str], settings: TrainingSettings
+) -> tuple[TrainingSet, Unlabelled]:
+    """``training_set`` with pseudo-labelled abstracts of ``pile`` added (abstracts that are
+    hand-labelled already are left out of the pile), and the record for the model card."""
+    from .training import fit_pipeline
+
+    labelled = set(training_set.texts)
+    texts = list(dict.fromkeys(text for text in pile if text not in labelled))  # once each, in order
+    used = texts
+    if len(texts) > PILE_MAX:
+        used = [texts[i] for i in np.linspace(0, len(texts) - 1, PILE_MAX, dtype=int)]
+    current = training_set
+    previous: dict[str, str] = {}
+    rounds = 0
+    while rounds < ROUNDS:
+        rounds += 1
+        pipeline = fit_pipeline(current, settings)
+        probabilities = pipeline.predict_proba(used)
+        classes = np.asarray(pipeline.classes_)
+        chosen = _most_confident_per_area(probabilities)
+        pseudo = {used[i]: str(classes[probabilities[i].argmax()]) for i in chosen}
+        current = replace(training_set, pseudo_texts=tuple(pseudo), pseudo_labels=tuple(pseudo.values()))
+        changed = sum(previous.get(text) != area for text, area in pseudo.items())
+        changed += len(previous.keys() - pseudo.keys())
+        if previous and changed < STOP_CHANGE * len(pseudo):
+            break
+        previous = pseudo
+    record = Unlabelled(
+        method=METHOD,
+        sha256=pile_fingerprint(texts),
+        pile_abstracts=len(texts),
+        used_abstracts=len(used),
+        rounds=rounds,
+        pseudo_labelled=len(current.pseudo_labels),
+        pseudo_labelled_per_area=dict(Counter(current.pseudo_labels)),
+        pseudo_label_weight=settings.pseudo_label_weight,
+    )
+    return current, record
+
+
+def _most_confident_per_area(probabilities: np.ndarray) -> np.ndarray:
+    """Row indices: of the rows predicted as each area, the most confident SHARE (at least
+    one), in row order."""
+    predicted = probabilities.argmax(axis=1)
+    confidence = probabilities.max(axis=1)
+    chosen = []
+    for area in np.unique(predicted):
+        rows = np.flatnonzero(predicted == area)
+        keep = max(1, int(np.ceil(SHARE * len(rows))))
+        chosen.append(rows[np.argsort(-confidence[rows], kind="stable")[:keep]])
+    return np.sort(np.concatenate(chosen)) if chosen else np.array([], dtype=int)

@@ -1,0 +1,75 @@
+"""Label-error benchmark: flip a few hand labels at random and count how many of them
+``tagger evaluate`` lists as possible label errors, and how many correct labels it lists.
+
+Usage:
+    python tests/benchmarks/bench_label_errors.py [--trials 50] [--flips 2] [--seed 0]
+
+Each trial takes the repository's labels (``labels/`` and ``seeds/``), gives ``--flips`` of
+them, chosen at random, another area chosen at random, cross-validates the shipped recipe
+(as ``tagger evaluate`` does) and compares the listed suspects with the flipped labels.
+Printed: the share of flipped labels listed, false listings per trial (mean and median), and
+the same for a few other thresholds of the label's cross-validated probability.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from tagger.evaluate import LABEL_ERROR_PROBABILITY, possible_label_errors
+from tagger.labels import load_training_set
+from tagger.training import cross_validate
+
+ROOT = Path(__file__).resolve().parents[2]
+THRESHOLDS = (0.01, 0.02, LABEL_ERROR_PROBABILITY, 0.05, 0.1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trials", type=int, default=50)
+    parser.add_argument("--flips", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+    training_set = load_training_set(ROOT / "labels", [ROOT / "seeds"])
+    rng = np.random.default_rng(args.seed)
+    found = {t: [] for t in THRESHOLDS}
+    false = {t: [] for t in THRESHOLDS}
+    start = time.perf_counter()
+    for _ in range(args.trials):
+        flipped = rng.choice(len(training_set.labels), args.flips, replace=False)
+        labels = list(training_set.labels)
+        for i in flipped:
+            labels[i] = str(rng.choice([s for s in training_set.slugs if s != labels[i]]))
+        noisy = dataclasses.replace(training_set, labels=tuple(labels))
+        validation = cross_validate(noisy)
+        truly_flipped = {noisy.ids[i] for i in flipped}
+        for threshold in THRESHOLDS:
+            listed = {
+                s["abstract_id"]
+                for s in possible_label_errors(
+                    noisy.ids, noisy.texts, noisy.labels, validation.probabilities, noisy.slugs, threshold
+                )
+            }
+            found[threshold].append(len(listed & truly_flipped) / args.flips)
+            false[threshold].append(len(listed - truly_flipped))
+    seconds = time.perf_counter() - start
+    print(
+        f"{args.trials} trials, {args.flips} of {len(training_set.labels)} labels flipped each, {seconds:.0f} s"
+    )
+    print(f"{'listed below':>14s}{'flipped found':>15s}{'false/trial':>13s}{'median false':>14s}")
+    for threshold in THRESHOLDS:
+        mark = "  (tagger evaluate)" if threshold == LABEL_ERROR_PROBABILITY else ""
+        print(
+            f"{threshold:14.2f}{np.mean(found[threshold]):15.2f}{np.mean(false[threshold]):13.2f}"
+            f"{np.median(false[threshold]):14.1f}{mark}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""Labelling-loop benchmark: a simulated user labels the abstracts ``tagger suggest`` picks,
+round after round, against a user who labels abstracts picked at random.
+
+Usage:
+    python tests/benchmarks/bench_loop.py DEV.jsonl [--mapping FILE] [--rounds 10] [--per-round 20]
+        [--seeds 3] [--unlabelled] [--strategies suggest,margin,random] [--plot loop.png]
+
+The pile to label is one venue's abstracts (ICML 2015-16 of ``DEV.jsonl``, those our mapping
+gives an area); the test set is another venue's (NeurIPS 2016). Starting from the shipped
+labels (``labels/`` and ``seeds/``), each round adds ``--per-round`` labels (the true areas
+from the mapping, as a user would answer) chosen by
+
+* ``suggest``: ``tagger.labelling.suggest`` as shipped (uncertainty x typicality, diverse);
+* ``margin``: plain margin sampling (the same function with ``density=0, diversity=0, balance=0``);
+* ``random``: uniformly at random (``--seeds`` runs, median reported);
+
+then retrains as ``tagger train`` does (``tagger.training.train``: the label weight chosen by
+cross-validation, and from 200 labels on the other settings too; with ``--unlabelled`` the
+rest of the pile is the unlabelled pile too) and tests on the other venue. Also printed: a model trained on every labelled abstract of the pile (the
+ceiling the loop is measured against). With ``--plot`` the learning curves are drawn to a PNG.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from devdata import MAPPING, document, load, load_mapping
+
+from tagger.corpus import Abstract, abstract_id
+from tagger.labelling import suggest
+from tagger.labels import TrainingSet, load_training_set
+from tagger.training import train
+
+ROOT = Path(__file__).resolve().parents[2]
+PILE_VENUE, TEST_VENUE = "icml", "nips"
+
+
+def with_labels(base: TrainingSet, abstracts: list[Abstract], areas: list[str]) -> TrainingSet:
+    return dataclasses.replace(
+        base,
+        texts=base.texts + tuple(a.document for a in abstracts),
+        labels=base.labels + tuple(areas),
+        ids=base.ids + tuple(a.id for a in abstracts),
+    )
+
+
+def score(model, test_docs: list[str], truth: list[str]) -> tuple[float, float]:
+    from sklearn.metrics import f1_score
+
+    predicted = [model.areas[k] for k in model.predict_proba(test_docs).argmax(axis=1)]
+    accuracy = float(np.mean(np.asarray(predicted) == np.asarray(truth)))
+    return accuracy, float(f1_score(truth, predicted, labels=sorted(set(truth)), average="macro"))
+
+
+def run_loop(strategy, base, pile, area_of, test, rounds, per_round, unlabelled, rng):
+    chosen: list[Abstract] = []
+    curve = []
+    model = train(base, None, [a.document for a in pile] if unlabelled else None)
+    curve.append((0, *score(model, *test)))
+    for _ in range(rounds):
+        labelled = {a.id for a in chosen}
+        rest = [a for a in pile if a.id not in labelled]
+        if strategy == "random":
+            picked = [rest[i] for i in rng.choice(len(rest), per_round, replace=False)]
+        else:
+            options = {"margin": {"density": 0.0, "diversity": 0.0, "balance": 0.0}}.get(strategy, {})
+            picked = [s.abstract for s in suggest(rest, model, per_round, **options)]
+        chosen += picked
+        rest = [a for a in rest if a not in picked]
+        training_set = with_labels(base, chosen, [area_of[a.id] for a in chosen])
+        model = train(training_set, None, [a.document for a in rest] if unlabelled else None)
+        curve.append((len(chosen), *score(model, *test)))
+    return curve
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("abstracts", type=Path)
+    parser.add_argument("--mapping", type=Path, default=MAPPING)
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--per-round", type=int, default=20)
+    parser.add_argument("--seeds", type=int, default=3, help="random runs (median reported)")
+    parser.add_argument("--unlabelled", action="store_true", help="retrain with the rest of the pile too")
+    parser.add_argument("--strategies", default="suggest,margin,random")
+    parser.add_argument("--plot", type=Path, help="write the learning curves to this PNG")
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+    rows = load(args.abstracts, load_mapping(args.mapping))
+    pile_rows = [r for r in rows if r["venue"].startswith(PILE_VENUE)]
+    test_rows = [r for r in rows if r["venue"].startswith(TEST_VENUE)]
+    pile = [
+        Abstract(abstract_id(document(r)), r["abstract"], "dev", i, i, title=r.get("title", ""))
+        for i, r in enumerate(pile_rows, start=1)
+    ]
+    area_of = {a.id: r["area"] for a, r in zip(pile, pile_rows)}
+    test = ([document(r) for r in test_rows], [r["area"] for r in test_rows])
+    base = load_training_set(ROOT / "labels", [ROOT / "seeds"])
+    print(f"pile: {len(pile)} {PILE_VENUE} abstracts; test: {len(test_rows)} {TEST_VENUE} abstracts")
+    start = time.perf_counter()
+    everything = train(with_labels(base, pile, [area_of[a.id] for a in pile]))
+    ceiling = score(everything, *test)
+    print(f"every pile abstract labelled ({len(pile)}): accuracy {ceiling[0]:.3f}, macro-F1 {ceiling[1]:.3f}")
+    curves = {}
+    for strategy in args.strategies.split(","):
+        runs = range(args.seeds) if strategy == "random" else [0]
+        results = [
+            run_loop(
+                strategy, base, pile, area_of, test, args.rounds, args.per_round, args.unlabelled,
+                np.random.default_rng(seed),
+            )
+            for seed in runs
+        ]  # fmt: skip
+        curves[strategy] = np.median(np.asarray(results), axis=0)
+    suffix = " (+ unlabelled pile)" if args.unlabelled else ""
+    print(f"\nlabels added -> test accuracy / macro-F1{suffix}, {time.perf_counter() - start:.0f} s")
+    print(f"{'labels':>7s}" + "".join(f"{name:>18s}" for name in curves))
+    for i, (n, *_) in enumerate(next(iter(curves.values()))):
+        print(f"{int(n):7d}" + "".join(f"{c[i][1]:11.3f} / {c[i][2]:.3f}" for c in curves.values()))
+    if args.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        figure, axes = plt.subplots(figsize=(6, 4), layout="constrained")
+        for name, curve in curves.items():
+            axes.plot(curve[:, 0], curve[:, 1], marker="o", label=name)
+        axes.axhline(ceiling[0], color="grey", linestyle="--", label=f"all {len(pile)} labelled")
+        axes.set_xlabel(f"labels added from the {PILE_VENUE} pile")
+        axes.set_ylabel(f"accuracy on {TEST_VENUE}")
+        axes.set_title(f"Labelling loop{suffix}")
+        axes.legend()
+        figure.savefig(args.plot, dpi=120)
+        print(f"wrote {args.plot}")
+
+
+if __name__ == "__main__":
+    main()
