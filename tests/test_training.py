@@ -276,6 +276,7 @@ def test_self_training_learns_from_the_pile_without_touching_the_labels():
     assert fit(labelled, TrainingSettings()).card.unlabelled is None
 
 
+@pytest.mark.slow
 def test_the_train_command_takes_an_unlabelled_pile(tmp_path, capsys):
     from conftest import LABELS, SEEDS, run
 

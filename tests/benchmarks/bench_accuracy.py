@@ -14,6 +14,8 @@ abstracts are left out.
 Printed side by side, for each split, on the same training and test abstracts:
 
 * ``tagger``: ``tagger.train(file)``, which chooses its settings by cross-validation;
+* ``tagger + test pile``: the same with the test abstracts (their text only) as the
+  unlabelled pile (``--unlabelled``): self-training where labels are plentiful;
 * ``plain``: ``TfidfVectorizer()`` + ``LogisticRegression()``, scikit-learn defaults;
 * ``tuned LinearSVC``: uni+bigram sublinear TF-IDF + ``LinearSVC``, C chosen by 5-fold
   cross-validated macro-F1 from 0.01 to 10.
@@ -35,7 +37,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from devdata import document, figures, load
+from devdata import document, figures, load, load_mapping
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, train_test_split
@@ -69,17 +71,22 @@ def print_row(method: str, f: dict, seconds: float | None, settings: dict) -> No
     )
 
 
-def run_tagger(train: list[dict], test_docs: list[str]):
+def run_tagger(train: list[dict], test_docs: list[str], pile: list[dict] | None = None):
+    """tagger.train on the training abstracts (and, given a pile, with it as unlabelled)."""
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "train.jsonl"
-        path.write_text(
-            "".join(
-                json.dumps({"title": r.get("title", ""), "abstract": r["abstract"], "area": r["area"]}) + "\n"
-                for r in train
-            ),
-            encoding="utf-8",
-        )
-        model = tagger.train(path)
+        path, pile_path = Path(folder) / "train.jsonl", Path(folder) / "pile.jsonl"
+        for rows, target in ((train, path), (pile or [], pile_path)):
+            target.write_text(
+                "".join(
+                    json.dumps(
+                        {"title": r.get("title", ""), "abstract": r["abstract"], "area": r.get("area", "")}
+                    )
+                    + "\n"
+                    for r in rows
+                ),
+                encoding="utf-8",
+            )
+        model = tagger.train(path, unlabelled=pile_path if pile else None)
     probabilities = model.predict_proba(test_docs)
     chosen = {k: getattr(model.card.settings, k) for k in ("C", "balance_areas", "ngram_max", "sublinear_tf")}
     return [model.areas[k] for k in probabilities.argmax(axis=1)], probabilities, chosen
@@ -112,7 +119,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
-    mapping = json.loads(args.mapping.read_text(encoding="utf-8")) if args.mapping else None
+    mapping = load_mapping(args.mapping) if args.mapping else None
     rows = load(args.abstracts, mapping, args.min_count)
     how = args.split or ("venue" if mapping else "random")
     print(f"{len(rows)} labelled abstracts, {len({r['area'] for r in rows})} labels")
@@ -133,6 +140,7 @@ def main() -> None:
         print(header + "  settings")
         methods = {
             "tagger": (run_tagger, (train, test_docs)),
+            "tagger + test pile": (run_tagger, (train, test_docs, test)),
             "plain": (run_plain, (train_docs, train_labels, test_docs)),
             "tuned LinearSVC": (run_svc, (train_docs, train_labels, test_docs)),
         }
