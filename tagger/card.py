@@ -97,6 +97,22 @@ class Evaluation:
 
 
 @dataclass(frozen=True)
+class HeldOutEvaluation:
+    """How the model did on labelled abstracts it was not trained on (recorded by whoever
+    measured it, for example ``tests/benchmarks/bench_transfer.py --record``)."""
+
+    data: str  # what the abstracts are, and where their areas come from
+    sha256: str  # of the abstracts' texts and areas
+    abstracts: int
+    accuracy: float
+    macro_f1: float
+    ece: float
+    flagged: float  # share below the review threshold
+    accuracy_unflagged: float
+    command: str
+
+
+@dataclass(frozen=True)
 class ModelCard:
     format_version: int
     created: str
@@ -111,6 +127,7 @@ class ModelCard:
     evaluation: Evaluation
     versions: dict
     unlabelled: Unlabelled | None = None
+    held_out: tuple[HeldOutEvaluation, ...] = ()
 
     @property
     def slugs(self) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .card import Evaluation, Review
+from .card import Evaluation, HeldOutEvaluation, Review
 from .errors import UsageError
 
 CALIBRATION_BINS = 10
@@ -90,6 +90,32 @@ def summary(labels: Sequence[str], probabilities: np.ndarray, slugs: Sequence[st
 # A hand label is worth a second look when the cross-validated model gives it less than this
 # probability (see tests/benchmarks/bench_label_errors.py for how often that finds a flipped label).
 LABEL_ERROR_PROBABILITY = 0.03
+
+
+def held_out_evaluation(
+    model, texts: Sequence[str], areas: Sequence[str], data: str, command: str
+) -> HeldOutEvaluation:
+    """The figures of ``model`` on labelled abstracts it was not trained on."""
+    import hashlib
+    import json
+
+    probabilities = model.predict_proba(list(texts))
+    figures = summary(list(areas), probabilities, model.areas)
+    confidence = probabilities.max(axis=1)
+    correct = probabilities.argmax(axis=1) == np.array([list(model.areas).index(a) for a in areas])
+    unflagged = confidence >= model.review_threshold
+    payload = json.dumps([list(texts), list(areas)], ensure_ascii=False).encode("utf-8")
+    return HeldOutEvaluation(
+        data=data,
+        sha256=hashlib.sha256(payload).hexdigest(),
+        abstracts=len(texts),
+        accuracy=figures["accuracy"],
+        macro_f1=figures["macro_f1"],
+        ece=figures["ece"],
+        flagged=round(float(1 - unflagged.mean()), 4),
+        accuracy_unflagged=round(float(correct[unflagged].mean()) if unflagged.any() else 0.0, 4),
+        command=command,
+    )
 
 
 def possible_label_errors(

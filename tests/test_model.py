@@ -236,3 +236,23 @@ def test_explaining_any_text_works(shipped, text):
     prediction = predict(text, explain=True)
     check(prediction, shipped.areas)
     assert all(push > 0 for _, push in prediction.top_terms)
+
+
+def test_a_held_out_evaluation_is_recorded_in_the_card(shipped, tmp_path):
+    from tagger.evaluate import held_out_evaluation
+
+    texts = [
+        "We prove a regret bound for contextual bandits.",
+        "Image segmentation with convolutional networks.",
+    ]
+    figures = held_out_evaluation(
+        shipped, texts, ["theory", "theory"], data="two sentences", command="a test"
+    )
+    assert figures.abstracts == 2 and figures.accuracy == 0.5 and figures.data == "two sentences"
+    recorded = shipped.with_card(held_out=(figures,))
+    recorded.save(tmp_path)
+    loaded = Model.load(tmp_path)
+    assert loaded.card.held_out == (figures,)
+    assert {p.name for p in tmp_path.glob("weights-*.npz")} == {
+        p.name for p in shipped_model_dir().glob("weights-*.npz")
+    }
