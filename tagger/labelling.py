@@ -25,6 +25,7 @@ from .prediction import Prediction
 NEAR_DUPLICATE = 0.8  # cosine similarity of TF-IDF vectors
 GUESSES = 3
 POOL_PER_SUGGESTION = 50  # the unsure abstracts considered, per suggestion asked for
+POOL_MIN = 1000  # and at least this many, so that a longer queue starts like a shorter one
 DENSITY = 1.0  # see suggest(); chosen with tests/benchmarks/bench_loop.py
 DIVERSITY = 0.5
 BALANCE = 1.0
@@ -69,8 +70,8 @@ def suggest(
     """The ``n`` abstracts (not in ``exclude``, by id) whose labels would teach the model
     most, best first.
 
-    The unsure abstracts (smallest margins, at most :data:`POOL_PER_SUGGESTION` per
-    suggestion) are the candidates; each scores ``(1 - margin) * typicality ** density``,
+    The unsure abstracts (smallest margins, :data:`POOL_PER_SUGGESTION` per suggestion and at
+    least :data:`POOL_MIN`) are the candidates; each scores ``(1 - margin) * typicality ** density``,
     where typicality is its TF-IDF cosine with the candidates' centroid (scaled to at most 1).
     Suggestions are then chosen greedily: a candidate's score is cut by ``diversity`` times
     its largest cosine with those already chosen, and divided by ``1 + balance * m * k / n``
@@ -78,7 +79,7 @@ def suggest(
     starved. Near-duplicates (cosine above :data:`NEAR_DUPLICATE`) of a chosen abstract are
     dropped. ``density=0, diversity=0, balance=0`` is plain margin sampling."""
     excluded = set(exclude)
-    pool_size = max(POOL_PER_SUGGESTION * n, n + 50)
+    pool_size = max(POOL_PER_SUGGESTION * n, POOL_MIN)
     pool: list[tuple[float, int, Suggestion]] = []  # max-heap on margin via negation
     counter = itertools.count()
     for abstract, prediction in tag_abstracts((a for a in abstracts if a.id not in excluded), model):
