@@ -242,7 +242,7 @@ def _fold_scores(
         for i in _probed(test_index, len(training_set.labels))
         for short in _cut_short(training_set.texts[i])
     ]
-    scores: list[tuple[Scores, Scores]] = [()] * len(candidates)  # type: ignore[list-item]
+    scores: dict[int, tuple[Scores, Scores]] = {}
     for members in groups:
         vectorizer = _vectorizer(candidates[members[0]])
         texts, areas, _ = documents(fold, candidates[members[0]])
@@ -257,15 +257,12 @@ def _fold_scores(
                 warnings.simplefilter("ignore", category=UserWarning)
                 classifier.fit(train_matrix, areas, sample_weight=documents(fold, candidates[i]).weights)
             coef, intercept = linear_weights(classifier, training_set.slugs)
-            scores[i] = tuple(
-                Scores(
-                    np.asarray(matrix @ coef.T),
-                    np.broadcast_to(intercept, (matrix.shape[0], len(intercept))),
-                    e,
-                )
+            whole, short = (
+                Scores(np.asarray(matrix @ coef.T), np.tile(intercept, (matrix.shape[0], 1)), e)
                 for matrix, e in zip((test_matrix, probe_matrix), known)
             )
-    return scores
+            scores[i] = (whole, short)
+    return [scores[i] for i in range(len(candidates))]
 
 
 def _calibrated_log_loss(scores: Scores, truth: np.ndarray) -> float:
