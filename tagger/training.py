@@ -1,5 +1,5 @@
 """Fitting: TF-IDF features and a logistic-regression classifier (scikit-learn), calibrated
-by temperature scaling on cross-validated scores, exported as a numpy :class:`Model`.
+on cross-validated scores (see :mod:`tagger.calibration`), exported as a numpy :class:`Model`.
 
 Training is a short pipeline::
 
