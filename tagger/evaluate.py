@@ -92,6 +92,13 @@ def summary(labels: Sequence[str], probabilities: np.ndarray, slugs: Sequence[st
 LABEL_ERROR_PROBABILITY = 0.03
 
 
+def flagged_figures(confidence: np.ndarray, correct: np.ndarray, threshold: float) -> tuple[float, float]:
+    """The share of predictions below the review threshold, and how often the rest were right."""
+    unflagged = confidence >= threshold
+    accuracy = float(correct[unflagged].mean()) if unflagged.any() else 0.0
+    return round(float(1 - unflagged.mean()), 4), round(accuracy, 4)
+
+
 def held_out_evaluation(
     model, texts: Sequence[str], areas: Sequence[str], data: str, command: str
 ) -> HeldOutEvaluation:
@@ -103,7 +110,7 @@ def held_out_evaluation(
     figures = summary(list(areas), probabilities, model.areas)
     confidence = probabilities.max(axis=1)
     correct = probabilities.argmax(axis=1) == np.array([list(model.areas).index(a) for a in areas])
-    unflagged = confidence >= model.review_threshold
+    flagged, accuracy_unflagged = flagged_figures(confidence, correct, model.review_threshold)
     payload = json.dumps([list(texts), list(areas)], ensure_ascii=False).encode("utf-8")
     return HeldOutEvaluation(
         data=data,
@@ -112,8 +119,8 @@ def held_out_evaluation(
         accuracy=figures["accuracy"],
         macro_f1=figures["macro_f1"],
         ece=figures["ece"],
-        flagged=round(float(1 - unflagged.mean()), 4),
-        accuracy_unflagged=round(float(correct[unflagged].mean()) if unflagged.any() else 0.0, 4),
+        flagged=flagged,
+        accuracy_unflagged=accuracy_unflagged,
         command=command,
     )
 

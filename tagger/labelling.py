@@ -104,15 +104,17 @@ def suggest(
     nearest = np.zeros(len(candidates))  # largest cosine with a chosen abstract
     open_ = np.ones(len(candidates), dtype=bool)
     seen_ids: set[str] = set()
+    area_index = np.unique(areas, return_inverse=True)[1]
+    taken = np.zeros(area_index.max() + 1)  # chosen so far, per predicted area
     while len(chosen) < n and open_.any():
-        taken = {area: sum(areas[j] == area for j in chosen) for area in set(areas)}
-        crowding = np.array([1 + balance * taken[area] / per_area_share for area in areas])
+        crowding = 1 + balance * taken[area_index] / per_area_share
         value = np.where(open_, score * (1 - diversity * nearest) / crowding, -np.inf)
         best = int(np.argmax(value))
         open_[best] = False
         if candidates[best].abstract.id in seen_ids or nearest[best] > NEAR_DUPLICATE:
             continue
         chosen.append(best)
+        taken[area_index[best]] += 1
         seen_ids.add(candidates[best].abstract.id)
         nearest = np.maximum(nearest, similarity[best])
     return [candidates[i] for i in chosen]

@@ -51,9 +51,7 @@ class Model:
         setattr_("card", card)
         setattr_("vocabulary", tuple(vocabulary))
         for name, array in (("idf", idf), ("coef", coef), ("intercept", intercept)):
-            array = np.array(array, dtype=np.float64)  # a copy of our own, then read-only
-            array.flags.writeable = False
-            setattr_(name, array)
+            setattr_(name, _read_only(array))
         _check_shapes(self)
         by_feature = np.ascontiguousarray(self.coef.T)
         by_feature.flags.writeable = False
@@ -279,6 +277,16 @@ def _weights_file(data: dict, path: Path) -> str:
     if Path(name).name != name or not name:
         raise ModelError("the weights file must be in the model folder", where=str(path), fix="Retrain.")
     return name
+
+
+def _read_only(array) -> np.ndarray:
+    """``array`` as read-only float64: itself when it is so already (another model's, which
+    never changes), else a copy of our own."""
+    if isinstance(array, np.ndarray) and array.dtype == np.float64 and not array.flags.writeable:
+        return array
+    array = np.array(array, dtype=np.float64)
+    array.flags.writeable = False
+    return array
 
 
 def _check_shapes(model: Model) -> None:

@@ -345,12 +345,12 @@ def calibrate(
     confidence = probabilities.max(axis=1)
     correct = probabilities.argmax(axis=1) == truth
     threshold = evaluate.review_threshold(confidence, correct, settings.review_accuracy)
-    unflagged = confidence >= threshold
+    share_flagged, accuracy_unflagged = evaluate.flagged_figures(confidence, correct, threshold)
     review = Review(
         threshold=round(threshold, 4),
         target_accuracy=settings.review_accuracy,
-        share_flagged=round(float(1 - unflagged.mean()), 4),
-        accuracy_unflagged=round(float(correct[unflagged].mean()) if unflagged.any() else 0.0, 4),
+        share_flagged=share_flagged,
+        accuracy_unflagged=accuracy_unflagged,
     )
     evaluation = Evaluation(
         scheme=out_of_fold.scheme,

@@ -129,6 +129,7 @@ def test_saving_again_replaces_the_weights(shipped, retrained, tmp_path):
     assert len(list(tmp_path.glob("weights-*.npz"))) == 1
     assert Model.load(tmp_path).card.created == "another time"
     assert retrained.card.created != "another time"
+    assert np.shares_memory(retrained.with_card(created="x").coef, retrained.coef)  # a copy shares the arrays
 
 
 def test_prediction_does_not_import_scikit_learn():
