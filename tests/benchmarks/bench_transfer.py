@@ -14,7 +14,12 @@ beside this file). Printed, for the same abstracts, in one run:
 * ``plain``: scikit-learn's ``TfidfVectorizer()`` + ``LogisticRegression()`` trained on the
   labelled seeds;
 * text with little evidence: a short GAN sentence, ``hello world``, and the Python standard
-  library's docstrings (real English prose about something else).
+  library's docstrings (real English prose about something else);
+* with ``--reliability``: each model's reliability table (confidence bins: count, mean
+  confidence, accuracy), to see where the ECE comes from;
+* with ``--misses N``: N confident disagreements (confidence >= 0.9, tag != mapped area) of the
+  first model, drawn at random (seed 0), with title and categories, to read by hand: is the
+  tag wrong, or is the mapped area?
 """
 
 from __future__ import annotations
@@ -82,6 +87,26 @@ def record(docs: list[str], truth: list[str], n_areas: int) -> None:
     print(f"recorded in {ROOT / 'models' / 'model.json'}: {evaluation}")
 
 
+def reliability(model: tagger.Model, docs: list[str], truth: list[str]) -> None:
+    predictions = model.predict(docs)
+    confidence = np.array([p.confidence for p in predictions])
+    correct = np.array([p.area == t for p, t in zip(predictions, truth)])
+    print(f"{'confidence':>12s}{'abstracts':>10s}{'mean conf':>10s}{'accuracy':>9s}")
+    for low in np.arange(0.0, 1.0, 0.1):
+        rows = (confidence >= low) & (confidence < low + 0.1 if low < 0.9 else confidence <= 1.0)
+        if rows.any():
+            print(f"{low:5.1f}-{low + 0.1:.1f}{rows.sum():10d}{confidence[rows].mean():10.3f}{correct[rows].mean():9.3f}")
+
+
+def confident_misses(model: tagger.Model, rows: list[dict], docs: list[str], n: int) -> None:
+    predictions = model.predict(docs)
+    misses = [(p, r) for p, r in zip(predictions, rows) if p.confidence >= 0.9 and p.area != r["area"]]
+    print(f"{len(misses)} confident disagreements (confidence >= 0.9); {min(n, len(misses))} at random:")
+    for i in np.random.default_rng(0).permutation(len(misses))[:n]:
+        p, r = misses[i]
+        print(f"  mapped {r['area']} -> tagged {p.area} {p.confidence:.3f}: {r['title']} {r['categories']}")
+
+
 def print_row(name: str, f: dict) -> None:
     ece = "" if f["ece"] is None else f"{f['ece']:8.3f}{f['ece_if_calibrated']:8.3f}"
     extra = f"{f['flagged']:9.0%}{f['accuracy_unflagged']:9.3f}" if "flagged" in f else ""
@@ -114,6 +139,8 @@ def main() -> None:
         metavar="NAME=V1,V2",
         help="with --retrain: also train with each of these values of a training setting (repeatable)",
     )
+    parser.add_argument("--reliability", action="store_true", help="print each model's reliability table")
+    parser.add_argument("--misses", type=int, default=0, metavar="N", help="print N confident disagreements")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     rows = load(args.abstracts, load_mapping(args.mapping))
@@ -142,6 +169,11 @@ def main() -> None:
                 print(f"{name + suffix}: seed {seed.scheme} accuracy {seed.accuracy:.3f}, ECE {seed.ece:.3f}")
     for name, model in models.items():
         print_row(name, model_row(model, docs, truth))
+    for name, model in models.items() if args.reliability else ():
+        print(f"{name}: reliability on the mapped abstracts")
+        reliability(model, docs, truth)
+    if args.misses:
+        confident_misses(next(iter(models.values())), rows, docs, args.misses)
     if args.record:
         record(docs, truth, len(counts))
     print_row("descriptions only", figures(truth, descriptions_only(docs), None))
