@@ -329,8 +329,10 @@ def _label(args: argparse.Namespace) -> int:
     status = _report_reading(report)
 
     def save(abstract: corpus.Abstract, area: str) -> None:
-        add_label(args.labels, args.abstracts, abstract, area, stored=abstract.id in stored)
+        earlier = add_label(args.labels, args.abstracts, abstract, area, stored=abstract.id in stored)
         stored.add(abstract.id)
+        if earlier:
+            print(f"  (replaces the earlier label {earlier})", flush=True)
 
     def ask(prompt: str) -> str:
         if sys.stdin.isatty():

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io
@@ -21,6 +22,7 @@ import numpy as np
 from .atomic import atomic_write
 from .corpus import Abstract, read_abstracts
 from .errors import LabelError
+from .locking import locked
 
 AREAS_FILE = "areas.csv"
 LABELS_FILE = "labels.csv"
@@ -255,33 +257,67 @@ def read_labelled_file(path: str | Path) -> TrainingSet:
 LABELLED_ABSTRACTS_FILE = "labelled.jsonl"
 
 
-def _append_atomically(path: Path, header: str, line: str) -> None:
-    """Rewrite ``path`` with ``line`` added at the end, in one atomic rename: a crash leaves
-    the old file or the new one, never half a line."""
-    old = path.read_text(encoding="utf-8") if path.exists() else header
+def _append(path: Path, old: str, line: str) -> None:
+    """Write ``old`` with ``line`` added at the end to ``path``, in one atomic rename: a
+    crash leaves the old file or the new one, never half a line."""
     if old and not old.endswith("\n"):
         old += "\n"
     with atomic_write(path) as stream:
         stream.write(old + line)
 
 
+def _stored_ids(text: str) -> set[str]:
+    """The ids of the abstracts in a ``labelled.jsonl`` text (a line that does not parse
+    counts as no id; it is kept as it is)."""
+    ids = set()
+    for line in text.splitlines():
+        with contextlib.suppress(ValueError, TypeError, AttributeError):
+            ids.add(str(json.loads(line).get("id")))
+    return ids
+
+
+def _without_label(text: str, abstract_id: str) -> tuple[str, list[str]]:
+    """A ``labels.csv`` text without the rows of ``abstract_id``, and their areas. The text
+    is returned unchanged when it has none."""
+    rows = list(csv.reader(io.StringIO(text)))
+    ours = [i for i, row in enumerate(rows) if i > 0 and row and row[0].strip() == abstract_id]
+    if not ours:
+        return text, []
+    kept = io.StringIO()
+    csv.writer(kept, lineterminator="\n").writerows(row for i, row in enumerate(rows) if i not in ours)
+    return kept.getvalue(), [rows[i][1].strip() if len(rows[i]) > 1 else "" for i in ours]
+
+
 def add_label(
     labels_dir: str | Path, abstracts_dir: str | Path, abstract: Abstract, area: str, *, stored: bool
-) -> None:
+) -> str | None:
     """Record a hand label: the abstract's text first (in ``abstracts_dir/labelled.jsonl``,
-    unless it is ``stored`` there already), then the row in ``labels.csv``. Each write is
-    atomic, and in this order an interruption never leaves a label without its abstract."""
-    if not stored:
-        record = {
-            "id": abstract.id,
-            "title": abstract.title,
-            "abstract": abstract.text,
-            "source": abstract.source,
-        }
-        Path(abstracts_dir).mkdir(parents=True, exist_ok=True)
-        _append_atomically(
-            Path(abstracts_dir) / LABELLED_ABSTRACTS_FILE, "", json.dumps(record, ensure_ascii=False) + "\n"
+    unless it is ``stored`` there, or elsewhere in ``abstracts_dir``, already), then the row
+    in ``labels.csv``. Both folders are locked meanwhile (see :mod:`tagger.locking`), so
+    that two label sessions at once keep every answer; each write is atomic, and in this
+    order an interruption never leaves a label without its abstract. An earlier label of
+    the same abstract (another session's, or an answer changed) is replaced by this one;
+    returns the earlier area it replaced, if it differed."""
+    labels_dir, abstracts_dir = Path(labels_dir), Path(abstracts_dir)
+    abstracts_dir.mkdir(parents=True, exist_ok=True)
+    with locked(labels_dir, abstracts_dir):
+        texts = abstracts_dir / LABELLED_ABSTRACTS_FILE
+        old = texts.read_text(encoding="utf-8") if texts.exists() else ""
+        if not stored and abstract.id not in _stored_ids(old):
+            record = {
+                "id": abstract.id,
+                "title": abstract.title,
+                "abstract": abstract.text,
+                "source": abstract.source,
+            }
+            _append(texts, old, json.dumps(record, ensure_ascii=False) + "\n")
+        labels = labels_dir / LABELS_FILE
+        old = labels.read_text(encoding="utf-8") if labels.exists() else ",".join(LABEL_COLUMNS) + "\n"
+        old, earlier = _without_label(old, abstract.id)
+        row = io.StringIO()
+        csv.writer(row, lineterminator="\n").writerow(
+            [abstract.id, area, " ".join(abstract.text.split()[:12])]
         )
-    row = io.StringIO()
-    csv.writer(row, lineterminator="\n").writerow([abstract.id, area, " ".join(abstract.text.split()[:12])])
-    _append_atomically(Path(labels_dir) / LABELS_FILE, ",".join(LABEL_COLUMNS) + "\n", row.getvalue())
+        _append(labels, old, row.getvalue())
+    replaced = [a for a in earlier if a != area]
+    return replaced[-1] if replaced else None

@@ -10,6 +10,7 @@ and leaves the model as it was.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import io
@@ -26,6 +27,7 @@ from .calibration import Scores, calibrated
 from .card import ModelCard, prediction_digest, read_card
 from .errors import ModelError, UsageError
 from .features import TfidfFeatures
+from .locking import locked
 from .prediction import Prediction, predictions
 
 CARD_FILE = "model.json"
@@ -174,15 +176,17 @@ class Model:
         data = buffer.getvalue()
         digest = hashlib.sha256(data).hexdigest()
         weights_file = f"weights-{digest[:16]}.npz"
-        with atomic_write(directory / weights_file, "wb") as stream:
-            stream.write(data)
-        with atomic_write(directory / CARD_FILE) as stream:
-            card = {**self.card.to_dict(), "weights_file": weights_file, "weights_sha256": digest}
-            json.dump(card, stream, indent=2, ensure_ascii=False)
-            stream.write("\n")
-        for old in directory.glob("weights-*.npz"):
-            if old.name != weights_file:
-                old.unlink()
+        card = {**self.card.to_dict(), "weights_file": weights_file, "weights_sha256": digest}
+        with locked(directory):  # one save at a time; loads wait until the folder is consistent
+            with atomic_write(directory / weights_file, "wb") as stream:
+                stream.write(data)
+            with atomic_write(directory / CARD_FILE) as stream:
+                json.dump(card, stream, indent=2, ensure_ascii=False)
+                stream.write("\n")
+            for old in directory.glob("weights-*.npz"):
+                if old.name != weights_file:
+                    with contextlib.suppress(FileNotFoundError):
+                        old.unlink()
         return directory
 
     @classmethod
@@ -196,17 +200,18 @@ class Model:
                 where=str(directory),
                 fix="Point --model at a folder written by 'tagger train'.",
             )
-        data = _read_json(card_path)
+        with locked(directory, shared=True):  # a save in progress finishes first
+            data = _read_json(card_path)
+            weights_path = directory / _weights_file(data, card_path)
+            try:
+                weights = weights_path.read_bytes()
+            except OSError as error:
+                raise ModelError(
+                    f"cannot read the weights file ({error.strerror})",
+                    where=str(weights_path),
+                    fix="Retrain with 'tagger train'.",
+                ) from None
         card = read_card(data, str(card_path))
-        weights_path = directory / _weights_file(data, card_path)
-        try:
-            weights = weights_path.read_bytes()
-        except OSError as error:
-            raise ModelError(
-                f"cannot read the weights file ({error.strerror})",
-                where=str(weights_path),
-                fix="Retrain with 'tagger train'.",
-            ) from None
         if hashlib.sha256(weights).hexdigest() != data.get("weights_sha256"):
             raise ModelError(
                 "the weights file does not match its model card (edited, truncated or mixed up)",
