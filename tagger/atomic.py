@@ -1,15 +1,17 @@
 """Writing files so that a reader, a crash or a kill only ever sees the old or the new content.
 
-The new content goes to a hidden temporary file beside the target (``.NAME.tmp-PID``), which
-is renamed over the target only when complete. On an error or an interruption the temporary
-file is removed; a process killed outright (SIGKILL, power loss) leaves it behind, and the
-next write of the same target removes it once its process is gone. The target itself is
-never partial.
+The new content goes to a hidden temporary file beside the target (``.NAME.tmp-PID``; for a
+name over 200 bytes, a digest of it instead of NAME), which is renamed over the target only
+when complete. On an error or an interruption the temporary file is removed; a process
+killed outright (SIGKILL, power loss) leaves it behind, and the next write of the same target
+removes it once its process is gone. The target itself is never partial.
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
+import hashlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +25,7 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
     path = Path(path)
     binary = "b" in mode
     _remove_stale_temporaries(path)
-    temporary = path.parent / f".{path.name}.tmp-{os.getpid()}"
+    temporary = path.parent / f"{_temporary_prefix(path)}{os.getpid()}"
     with contextlib.suppress(FileNotFoundError):
         temporary.unlink()  # ours, from an earlier write that was cut short
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _permissions(path))
@@ -46,11 +48,21 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
 
 def _remove_stale_temporaries(path: Path) -> None:
     """Remove temporary files of ``path`` left by processes that no longer run."""
-    for leftover in path.parent.glob(f".{path.name}.tmp-*"):
+    for leftover in path.parent.glob(f"{glob.escape(_temporary_prefix(path))}*"):
         pid = leftover.name.rsplit("-", 1)[1]
         if pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
             with contextlib.suppress(FileNotFoundError):
                 leftover.unlink()
+
+
+def _temporary_prefix(path: Path) -> str:
+    """``.NAME.tmp-``, or for a name too long to take the prefix, a digest of the name."""
+    name = path.name if len(path.name.encode("utf-8", "surrogateescape")) <= 200 else _digest(path.name)
+    return f".{name}.tmp-"
+
+
+def _digest(name: str) -> str:
+    return hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 def _running(pid: int) -> bool:

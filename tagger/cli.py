@@ -186,7 +186,7 @@ def _predict(args: argparse.Namespace) -> int:
     with (
         _signals_between_chunks() as check,
         contextlib.closing(blocks),
-        output.open_output(args.output) as stream,
+        output.open_output(args.output, args.paths) as stream,
         _progress(args, report) as update,
     ):
         writer = output.RowWriter(stream, args.format)

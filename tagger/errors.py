@@ -37,3 +37,7 @@ class LabelError(TaggerError):
 
 class ModelError(TaggerError):
     """A model directory is missing, damaged or from an incompatible version."""
+
+
+class OutputError(TaggerError):
+    """The output cannot be written where it was asked for."""

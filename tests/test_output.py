@@ -1,0 +1,119 @@
+"""Where ``--output`` writes: regular files atomically, special files through, inputs never."""
+
+import os
+import stat
+import subprocess
+import sys
+import threading
+
+import pytest
+from conftest import SEEDS, run
+
+ROWS = 38 + 1  # the seeds' rows and the header
+
+
+def tag(capsys, *args):
+    return run(capsys, "predict", str(SEEDS), "--quiet", *args)
+
+
+def test_a_symlink_is_written_through_to_its_target(capsys, tmp_path):
+    (tmp_path / "real.csv").write_text("old\n")
+    (tmp_path / "link.csv").symlink_to("real.csv")
+    status, _, _ = tag(capsys, "--output", str(tmp_path / "link.csv"))
+    assert status == 0 and (tmp_path / "link.csv").is_symlink()
+    assert len((tmp_path / "real.csv").read_text().splitlines()) == ROWS
+    (tmp_path / "dangling.csv").symlink_to("made.csv")
+    assert tag(capsys, "--output", str(tmp_path / "dangling.csv"))[0] == 0
+    assert (tmp_path / "dangling.csv").is_symlink() and (tmp_path / "made.csv").is_file()
+
+
+def test_a_fifo_is_written_through(capsys, tmp_path):
+    fifo = tmp_path / "tags.fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
+    reader.start()
+    status, _, _ = tag(capsys, "--output", str(fifo))
+    reader.join(30)
+    assert status == 0 and received and len(received[0].splitlines()) == ROWS
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making device nodes needs root")
+def test_devices_are_written_through_never_replaced(capsys, tmp_path):
+    null, full = tmp_path / "null", tmp_path / "full"
+    os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # what /dev/null is
+    os.mknod(full, stat.S_IFCHR | 0o666, os.makedev(1, 7))  # what /dev/full is
+    assert tag(capsys, "--output", str(null))[0] == 0
+    status, _, err = tag(capsys, "--output", str(full))
+    assert status == 2
+    assert (
+        err
+        == f"tagger: {full}: cannot write the output (No space left on device). Free some space, or choose another --output.\n"
+    )
+    assert stat.S_ISCHR(null.lstat().st_mode) and stat.S_ISCHR(full.lstat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["full", "null"]
+
+
+def test_proc_self_fd_1_is_this_process_stdout(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "tagger", "predict", str(SEEDS), "--output", "/proc/self/fd/1"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0 and len(result.stdout.splitlines()) == ROWS
+
+
+def test_an_input_file_is_never_the_output(capsys, tmp_path):
+    source = tmp_path / "papers.txt"
+    source.write_text((SEEDS / "neurips2026-a.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    before = source.read_bytes()
+    status, out, err = run(capsys, "predict", str(source), "--output", str(source))
+    assert status == 2 and out == "" and source.read_bytes() == before
+    assert err == (
+        f"tagger: {source}: is an input ({source}): writing the tags there would replace the abstracts. "
+        "Choose another --output.\n"
+    )
+    folder_input = SEEDS / "neurips2026-a.txt"
+    status, _, err = tag(capsys, "--output", str(folder_input))
+    assert status == 2 and f"is an input ({SEEDS})" in err
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("", "tagger: the output file name is empty. Give --output a file name, or - for stdout.\n"),
+        (".", "tagger: {target}: is a folder. Give --output a file name inside it.\n"),
+        (
+            "missing/tags.csv",
+            "tagger: {target}: the folder {folder}/missing does not exist. Create it, or choose another --output.\n",
+        ),
+    ],
+)
+def test_an_output_that_cannot_be_written_is_named(capsys, tmp_path, monkeypatch, name, message):
+    monkeypatch.chdir(tmp_path)
+    status, out, err = tag(capsys, "--output", name)
+    assert status == 2 and out == ""
+    assert err == message.format(target=name, folder=os.path.realpath(tmp_path))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_long_name_is_written_and_no_temporary_file_is_left(capsys, tmp_path):
+    target = tmp_path / ("a" * 250 + ".csv")
+    assert tag(capsys, "--output", str(target))[0] == 0
+    assert len(target.read_text().splitlines()) == ROWS
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
+def test_a_closed_stdout_is_one_clear_line(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "tagger", "predict", str(SEEDS)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert result.returncode == 2
+    assert result.stderr == "tagger: standard output is closed. Give --output FILE, or redirect stdout.\n"
