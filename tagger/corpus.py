@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import codecs
 import csv
+import errno
 import hashlib
 import io
 import json
+import os
+import stat
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -38,6 +41,7 @@ STDIN_NAME = "<stdin>"
 HEADING_MAX_WORDS = 12
 # Columns (csv) or fields (jsonl) read besides "abstract"; "area" is a hand label.
 OPTIONAL_FIELDS = ("id", "title", "area")
+NOT_FOR_FILES = ("idna", "punycode")  # text codecs for domain names, not for files
 ENCODING_FIX = "Convert it to UTF-8, or name its encoding with --encoding (for example --encoding latin-1)."
 
 
@@ -90,22 +94,20 @@ def format_of(path: Path) -> str | None:
     return suffix if suffix in FORMATS else None
 
 
-def find_files(paths: Iterable[str | Path], report: ReadReport) -> list[Path]:
-    """Files to read: the paths given, with directories expanded (recursively, sorted, hidden
-    files and files of other types left out and noted)."""
+def find_files(paths: Iterable[str | Path], report: ReadReport, skip_bad: bool = False) -> list[Path]:
+    """Files to read: the paths given, with folders expanded (recursively, in name order,
+    symlinked folders followed once each). Everything in a folder that is not read is noted
+    in ``report``: hidden files and folders, files of other types, FIFOs, devices and
+    sockets, broken symlinks, symlink loops and links to a folder already read."""
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if str(raw) == STDIN:
             files.append(path)
+        elif not str(raw).strip():
+            raise InputError("an empty path", fix="Give a file or a folder (an unset shell variable?).")
         elif path.is_dir():
-            for child in sorted(p for p in path.rglob("*") if p.is_file()):
-                if any(part.startswith(".") for part in child.relative_to(path).parts):
-                    continue
-                if format_of(child):
-                    files.append(child)
-                else:
-                    report.notes.append(f"{child}: ignored, not a .txt, .csv or .jsonl file")
+            files.extend(_folder_files(path, report, skip_bad))
         elif path.exists():
             files.append(path)
         else:
@@ -113,6 +115,64 @@ def find_files(paths: Iterable[str | Path], report: ReadReport) -> list[Path]:
                 "no such file or directory", where=str(path), fix="Check the path and try again."
             )
     return files
+
+
+def _folder_files(folder: Path, report: ReadReport, skip_bad: bool) -> list[Path]:
+    found: list[Path] = []
+    seen: set[tuple[int, int]] = set()
+
+    def walk(directory: Path) -> None:
+        status = directory.stat()
+        if (status.st_dev, status.st_ino) in seen:
+            report.notes.append(f"{directory}: left out, a link to a folder already read")
+            return
+        seen.add((status.st_dev, status.st_ino))
+        try:
+            entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+        except OSError as error:
+            _bad(
+                InputError(f"cannot read the folder ({error.strerror})", where=str(directory)),
+                skip_bad,
+                report,
+            )
+            return
+        for entry in entries:
+            child = Path(entry.path)
+            kind = _kind(child)
+            if entry.name.startswith("."):
+                report.notes.append(f"{child}: left out, hidden")
+            elif kind == "folder":
+                walk(child)
+            elif kind != "file":
+                report.notes.append(f"{child}: left out, {kind}")
+            elif format_of(child):
+                found.append(child)
+            else:
+                report.notes.append(f"{child}: ignored, not a .txt, .csv or .jsonl file")
+
+    walk(folder)
+    return found
+
+
+def _kind(path: Path) -> str:
+    """What a folder entry is, following symlinks: file, folder, or why it cannot be read."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "a symlink loop"
+        return "a broken symlink" if path.is_symlink() else f"unreadable ({error.strerror})"
+    if stat.S_ISDIR(mode):
+        return "folder"
+    if stat.S_ISREG(mode):
+        return "file"
+    special = {
+        stat.S_ISFIFO: "a FIFO",
+        stat.S_ISSOCK: "a socket",
+        stat.S_ISCHR: "a device",
+        stat.S_ISBLK: "a device",
+    }
+    return next((name for test, name in special.items() if test(mode)), "not a regular file")
 
 
 def read_abstracts(
@@ -128,14 +188,18 @@ def read_abstracts(
     Missing paths and unknown encodings are reported at once, before anything is read."""
     report = report if report is not None else ReadReport()
     try:
-        codecs.lookup(encoding)
+        codec = codecs.lookup(encoding)
     except LookupError:
         raise InputError(
             f"unknown encoding {encoding!r}", fix="Use a Python codec name such as utf-8 or latin-1."
         ) from None
+    if not codec._is_text_encoding or codec.name in NOT_FOR_FILES:
+        raise InputError(
+            f"{encoding!r} is not an encoding of text files", fix="Use one such as utf-8, latin-1 or utf-16."
+        )
     if input_format is not None and input_format not in FORMATS:
         raise InputError(f"unknown input format {input_format!r}", fix=f"Use one of {', '.join(FORMATS)}.")
-    files = find_files(paths, report)
+    files = find_files(paths, report, skip_bad)
     return _read_files(files, input_format, encoding, skip_bad, report, stdin)
 
 
@@ -156,11 +220,13 @@ def _read_files(
             continue
         fmt = input_format or format_of(path)
         if fmt is None:
-            raise InputError(
+            unknown = InputError(
                 f"unknown file type {path.suffix or '(no extension)'!r}",
                 where=str(path),
                 fix=f"Use one of .{', .'.join(FORMATS)}, or say which with --input-format.",
             )
+            _bad(unknown, skip_bad, report)
+            continue
         try:
             stream = open(path, "rb")  # noqa: SIM115 (closed below, after the generator is done)
         except OSError as error:
@@ -234,26 +300,50 @@ class _Source:
                 )
         return None
 
-    def looks_binary(self) -> bool:
+    def binary_problem(self) -> InputError | None:
+        """An error when the file holds NUL bytes: UTF-16 or UTF-32 text read as another
+        encoding (named, with the option that reads it), or binary data."""
         if isinstance(self.stream, io.TextIOBase) or codecs.lookup(self.encoding).name.startswith(
             ("utf-16", "utf-32")
         ):
-            return False
+            return None
         peek = getattr(self.stream, "peek", None)
         head = peek(8192)[:8192] if peek else b""
-        return b"\x00" in head
+        if b"\x00" not in head:
+            return None
+        wide = _wide_encoding(head)
+        if wide:
+            return InputError(
+                f"{wide.upper()} text, not {self.encoding}",
+                where=self.name,
+                fix=f"Read it with --encoding {wide}.",
+            )
+        return InputError(
+            "a binary file (it holds NUL bytes), not text", where=self.name, fix="Leave it out."
+        )
+
+
+def _wide_encoding(head: bytes) -> str | None:
+    """``utf-16`` or ``utf-32`` when ``head`` starts with that encoding's byte-order mark, or
+    is ASCII text in it without one (every second, or three of four, bytes NUL)."""
+    if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return "utf-32"
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    even = head[: len(head) // 2 * 2]
+    low, high = even[0::2], even[1::2]
+    if len(even) >= 16 and high.count(0) > 0.9 * len(high) and 0 not in low:
+        return "utf-16-le"
+    if len(even) >= 16 and low.count(0) > 0.9 * len(low) and 0 not in high:
+        return "utf-16-be"
+    return None
 
 
 def _read_file(source: _Source, fmt: str, skip_bad: bool, report: ReadReport) -> Iterator[Abstract]:
     report.files += 1
-    if source.looks_binary():
-        _bad(
-            InputError(
-                "a binary file (it holds NUL bytes), not text", where=source.name, fix="Leave it out."
-            ),
-            skip_bad,
-            report,
-        )
+    problem = source.binary_problem()
+    if problem:
+        _bad(problem, skip_bad, report)
         return
     reader = {"txt": _read_txt, "csv": _read_csv, "jsonl": _read_jsonl}[fmt]
     found = 0
@@ -332,19 +422,21 @@ def _read_csv(source: _Source, skip_bad: bool, report: ReadReport) -> Iterator[A
     try:
         header = next(reader, None)
     except csv.Error as error:
-        raise InputError(f"unreadable CSV header ({error})", where=f"{source.name}:1") from None
+        _bad(InputError(f"unreadable CSV header ({error})", where=f"{source.name}:1"), skip_bad, report)
+        return
     if header is None:
         return
     problem = source.check_text(1, reader.line_num, f"{source.name}:1")
-    if problem:
-        raise problem
     columns = [name.strip().lower() for name in header]
-    if "abstract" not in columns:
-        raise InputError(
+    if problem is None and "abstract" not in columns:
+        problem = InputError(
             f"no 'abstract' column (columns: {', '.join(repr(c) for c in header)})",
             where=f"{source.name}:1",
             fix="Name the column that holds the abstracts 'abstract'.",
         )
+    if problem:  # the whole file is left out
+        _bad(problem, skip_bad, report)
+        return
     index = {name: columns.index(name) for name in ("abstract", *OPTIONAL_FIELDS) if name in columns}
     position = 0
     while True:
@@ -402,8 +494,14 @@ def _read_jsonl(source: _Source, skip_bad: bool, report: ReadReport) -> Iterator
         if problem is None:
             try:
                 record = json.loads(line)
-            except (json.JSONDecodeError, RecursionError) as error:
-                reason = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deeply"
+            except (ValueError, RecursionError) as error:  # ValueError: also numbers past Python's limit
+                reason = (
+                    error.msg
+                    if isinstance(error, json.JSONDecodeError)
+                    else "nested too deeply"
+                    if isinstance(error, RecursionError)
+                    else str(error).split(";")[0]
+                )
                 problem = InputError(
                     f"not valid JSON ({reason})", where=where, fix="Fix or remove this line."
                 )

@@ -57,8 +57,17 @@ def test_utf16_files_are_read_with_their_encoding(capsys, tmp_path):
     path.write_text(f"{ABSTRACT}\n\nSecond abstract about graphs.\n", encoding="utf-16")
     status, out, _ = run(capsys, "predict", path, "--encoding", "utf-16")
     assert status == 0 and len(rows(out)) == 2
-    status, _, err = run(capsys, "predict", path)  # read as UTF-8: NUL bytes, so binary
-    assert "a binary file (it holds NUL bytes), not text" in one_line_error(err, status)
+    status, _, err = run(capsys, "predict", path)  # read as UTF-8: named, with the option that reads it
+    assert (
+        one_line_error(err, status)
+        == f"tagger: {path}: UTF-16 text, not utf-8. Read it with --encoding utf-16.\n"
+    )
+    for encoding in ("utf-16-le", "utf-16-be", "utf-32"):  # without a byte-order mark too
+        path.write_text(f"{ABSTRACT}\n", encoding=encoding)
+        status, _, err = run(capsys, "predict", path)
+        assert one_line_error(err, status).endswith(f"Read it with --encoding {encoding}.\n")
+        status, out, _ = run(capsys, "predict", path, "--encoding", encoding)
+        assert status == 0 and len(rows(out)) == 1
 
 
 def test_binary_files_are_refused(capsys, tmp_path):
@@ -463,3 +472,48 @@ def test_killing_train_leaves_the_previous_model_intact(tmp_path, shipped):
         assert files == {"model.json", named}
         if process.returncode != 0 and model.card.created == shipped.card.created:
             assert {name: (tmp_path / "models" / name).read_bytes() for name in files} == before
+
+
+# -- inputs just past the ones above ---------------------------------------------------------------
+
+
+def test_skip_bad_leaves_out_a_whole_file_and_tags_the_rest(capsys, tmp_path):
+    (tmp_path / "a.txt").write_text(ABSTRACT, encoding="utf-8")
+    (tmp_path / "b.csv").write_text(
+        "title,text\nA title,An abstract in the wrong column.\n", encoding="utf-8"
+    )
+    (tmp_path / "c.csv").write_text('abstract\n"unclosed\n', encoding="utf-8")
+    (tmp_path / "d.jsonl").write_text(json.dumps({"abstract": "Robots grasp cups."}) + "\n", encoding="utf-8")
+    status, _, err = run(capsys, "predict", tmp_path)
+    assert one_line_error(err, status).startswith(f"tagger: {tmp_path / 'b.csv'}:1: no 'abstract' column")
+    status, out, err = run(capsys, "predict", tmp_path, "--skip-bad")
+    assert status == 3 and len(rows(out)) == 2
+    assert f"  {tmp_path / 'b.csv'}:1: no 'abstract' column" in err
+    assert f"  {tmp_path / 'c.csv'}:2: malformed CSV row" in err
+    unknown = tmp_path / "e.pdf"
+    unknown.write_text("x")
+    status, out, err = run(capsys, "predict", tmp_path / "a.txt", unknown, "--skip-bad")
+    assert status == 3 and len(rows(out)) == 1 and f"  {unknown}: unknown file type '.pdf'" in err
+
+
+def test_a_number_too_long_for_python_is_a_bad_record(capsys, tmp_path):
+    path = tmp_path / "ids.jsonl"
+    path.write_text(
+        '{"abstract": "Robots grasp cups.", "id": '
+        + "9" * 5000
+        + "}\n"
+        + json.dumps({"abstract": ABSTRACT})
+        + "\n"
+    )
+    status, _, err = run(capsys, "predict", path)
+    assert one_line_error(err, status).startswith(f"tagger: {path}:1: not valid JSON (Exceeds the limit")
+    status, out, err = run(capsys, "predict", path, "--skip-bad")
+    assert status == 3 and len(rows(out)) == 1
+
+
+@pytest.mark.parametrize("encoding", ["rot13", "hex", "base64", "idna", "zlib"])
+def test_an_encoding_that_is_not_for_text_files_is_refused(capsys, encoding):
+    status, out, err = run(capsys, "predict", SEEDS, "--encoding", encoding)
+    assert out == "" and one_line_error(err, status) == (
+        f"tagger: {encoding!r} is not an encoding of text files. Use one such as utf-8, latin-1 or utf-16.\n"
+    )

@@ -19,7 +19,9 @@ LABELS_PER_SESSION = 40
 
 def _session(project, name: str, areas: list[str]) -> None:
     for i, area in enumerate(areas):
-        abstract = Abstract(f"{name}-{i}", f"Abstract {i} of session {name} about {area}.", "pile.jsonl", i, i)
+        abstract = Abstract(
+            f"{name}-{i}", f"Abstract {i} of session {name} about {area}.", "pile.jsonl", i, i
+        )
         add_label(project / "labels", project / "seeds", abstract, area, stored=False)
     shared = Abstract("both", "An abstract both sessions label.", "pile.jsonl", 0, 0)
     add_label(project / "labels", project / "seeds", shared, areas[0], stored=False)

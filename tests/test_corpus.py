@@ -99,7 +99,43 @@ def test_directories_are_walked_in_order_skipping_other_files(tmp_path):
     report = ReadReport()
     texts = [a.text for a in read_abstracts([tmp_path], report=report)]
     assert texts == ["First abstract here.", "Second abstract here."]
-    assert report.notes == [f"{tmp_path / 'notes.md'}: ignored, not a .txt, .csv or .jsonl file"]
+    assert report.notes == [
+        f"{tmp_path / '.hidden.txt'}: left out, hidden",
+        f"{tmp_path / 'notes.md'}: ignored, not a .txt, .csv or .jsonl file",
+    ]
+
+
+def test_symlinked_folders_are_read_once_and_every_special_file_is_noted(tmp_path):
+    import os
+    import socket
+
+    pile, elsewhere = tmp_path / "pile", tmp_path / "elsewhere"
+    pile.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "c.txt").write_text("Linked abstract here.", encoding="utf-8")
+    (pile / "a.txt").write_text("First abstract here.", encoding="utf-8")
+    (pile / "b-linked").symlink_to(elsewhere)  # a symlinked folder: read
+    (pile / "d-again").symlink_to(elsewhere)  # the same folder again: once is enough
+    (pile / "e-loop").symlink_to(pile)  # a link back up: a loop
+    (pile / "f-broken.txt").symlink_to(tmp_path / "missing.txt")
+    (pile / "g-self.txt").symlink_to(pile / "g-self.txt")  # a symlink to itself
+    os.mkfifo(pile / "h.fifo.txt")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(pile / "i.sock"))
+    (pile / ".j-hidden").mkdir()
+    report = ReadReport()
+    texts = [a.text for a in read_abstracts([pile], report=report)]
+    server.close()
+    assert texts == ["First abstract here.", "Linked abstract here."]
+    assert report.notes == [
+        f"{pile / '.j-hidden'}: left out, hidden",
+        f"{pile / 'd-again'}: left out, a link to a folder already read",
+        f"{pile / 'e-loop'}: left out, a link to a folder already read",
+        f"{pile / 'f-broken.txt'}: left out, a broken symlink",
+        f"{pile / 'g-self.txt'}: left out, a symlink loop",
+        f"{pile / 'h.fifo.txt'}: left out, a FIFO",
+        f"{pile / 'i.sock'}: left out, a socket",
+    ]
 
 
 def test_a_missing_path_is_an_error_before_anything_is_read(tmp_path):

@@ -95,7 +95,9 @@ def reliability(model: tagger.Model, docs: list[str], truth: list[str]) -> None:
     for low in np.arange(0.0, 1.0, 0.1):
         rows = (confidence >= low) & (confidence < low + 0.1 if low < 0.9 else confidence <= 1.0)
         if rows.any():
-            print(f"{low:5.1f}-{low + 0.1:.1f}{rows.sum():10d}{confidence[rows].mean():10.3f}{correct[rows].mean():9.3f}")
+            print(
+                f"{low:5.1f}-{low + 0.1:.1f}{rows.sum():10d}{confidence[rows].mean():10.3f}{correct[rows].mean():9.3f}"
+            )
 
 
 def confident_misses(model: tagger.Model, rows: list[dict], docs: list[str], n: int) -> None:
