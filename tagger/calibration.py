@@ -21,6 +21,9 @@ import numpy as np
 
 # Held-out abstracts are also scored cut to their first this many words.
 PROBE_WORDS = (3, 6, 12, 25, 50)
+# What fitting may choose; a model card outside these ranges is refused when loaded.
+TEMPERATURE_RANGE = (0.001, 100.0)
+EVIDENCE_SCALE_RANGE = (float(np.exp(-5.0)), float(np.exp(7.0)))
 
 
 def softmax(scores: np.ndarray) -> np.ndarray:
@@ -74,7 +77,7 @@ def fit_temperature(scores: Scores, truth: np.ndarray) -> float:
 
     result = minimize_scalar(
         lambda log_t: log_loss(calibrated(scores, np.exp(log_t), 0.0), truth),
-        bounds=(np.log(0.001), np.log(100.0)),
+        bounds=tuple(np.log(TEMPERATURE_RANGE)),
         method="bounded",
     )
     return float(np.exp(result.x))
@@ -98,6 +101,9 @@ def fit_calibration(
         return log_loss(calibrated(scores, np.exp(point[0]), np.exp(point[1])), truth_all, weights)
 
     result = minimize(
-        loss, [start, 0.0], method="L-BFGS-B", bounds=[(np.log(0.001), np.log(100.0)), (-5.0, 7.0)]
+        loss,
+        [start, 0.0],
+        method="L-BFGS-B",
+        bounds=[tuple(np.log(TEMPERATURE_RANGE)), tuple(np.log(EVIDENCE_SCALE_RANGE))],
     )
     return float(np.exp(result.x[0])), float(np.exp(result.x[1]))

@@ -16,6 +16,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
+from .calibration import EVIDENCE_SCALE_RANGE, TEMPERATURE_RANGE
 from .errors import ModelError, TaggerError
 from .settings import FEATURE_FIELDS, TrainingSettings
 
@@ -70,6 +71,13 @@ class Calibration:
     temperature: float
     evidence_scale: float = 0.0
 
+    def __post_init__(self) -> None:
+        low, high = TEMPERATURE_RANGE
+        _require(low * (1 - 1e-9) <= self.temperature <= high * (1 + 1e-9), "calibration.temperature")
+        _require(
+            0.0 <= self.evidence_scale <= EVIDENCE_SCALE_RANGE[1] * (1 + 1e-9), "calibration.evidence_scale"
+        )
+
 
 @dataclass(frozen=True)
 class Review:
@@ -80,6 +88,9 @@ class Review:
     target_accuracy: float
     share_flagged: float
     accuracy_unflagged: float
+
+    def __post_init__(self) -> None:
+        _require(0.0 <= self.threshold <= 1.0, "review.threshold")
 
 
 @dataclass(frozen=True)
@@ -128,6 +139,11 @@ class ModelCard:
     versions: dict
     unlabelled: Unlabelled | None = None
     held_out: tuple[HeldOutEvaluation, ...] = ()
+
+    def __post_init__(self) -> None:
+        _require(len(self.areas) >= 2, "areas (a model needs at least two)")
+        _require(len(set(self.slugs)) == len(self.slugs), "areas (a slug is repeated)")
+        _require(self.n_features >= 0, "features.n_features")
 
     @property
     def slugs(self) -> tuple[str, ...]:
@@ -229,6 +245,8 @@ def _build(kind, value, where: str):
             return kind(**built)
         except TaggerError as error:  # a setting out of range
             raise ValueError(f"the model card holds a bad setting ({error.what})") from None
+        except ValueError as error:  # a number out of range (see _require)
+            raise ValueError(f"the model card holds an impossible value: {error}") from None
     expected = origin or kind
     ok = isinstance(value, expected) and (expected is bool or not isinstance(value, bool))
     if expected is float and isinstance(value, int) and not isinstance(value, bool):
@@ -236,6 +254,13 @@ def _build(kind, value, where: str):
     if not ok:
         raise ValueError(f"the model card lacks or garbles {where} (expected {_SCALARS[expected]})")
     return value
+
+
+def _require(holds: bool, what: str) -> None:
+    """One check of a card's numbers: ``ValueError`` naming the field when it does not hold
+    (NaN never holds)."""
+    if not holds:
+        raise ValueError(what)
 
 
 def _join(where: str, name: str) -> str:

@@ -15,6 +15,8 @@ import functools
 import hashlib
 import io
 import json
+import math
+import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -218,6 +220,7 @@ class Model:
                 where=str(weights_path),
                 fix="Restore the folder as it was written, or retrain with 'tagger train'.",
             )
+        _check_array_headers(weights, weights_path)
         try:
             with np.load(io.BytesIO(weights), allow_pickle=False) as arrays:
                 loaded = {name: arrays[name] for name in ARRAYS}
@@ -284,6 +287,35 @@ def _weights_file(data: dict, path: Path) -> str:
     return name
 
 
+def _check_array_headers(weights: bytes, path: Path) -> None:
+    """Refuse a weights file whose arrays claim more than the file holds, before numpy
+    allocates them: each member must be stored uncompressed, with a header declaring real
+    numbers (or bytes) of no more bytes than the member has."""
+
+    def refuse(what: str) -> ModelError:
+        return ModelError(
+            f"damaged weights file ({what})", where=str(path), fix="Retrain with 'tagger train'."
+        )
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(weights)) as archive:
+            for info in archive.infolist():
+                if info.compress_type != zipfile.ZIP_STORED or info.file_size > len(weights):
+                    raise refuse(f"{info.filename} is compressed or larger than the file")
+                with archive.open(info) as member:
+                    version = np.lib.format.read_magic(member)
+                    read_header = getattr(np.lib.format, f"read_array_header_{version[0]}_0", None)
+                    if read_header is None:
+                        raise refuse(f"{info.filename}: array format {version}")
+                    shape, _, dtype = read_header(member)
+                if dtype.kind not in "fiub" or dtype.hasobject:
+                    raise refuse(f"{info.filename} holds {dtype}, not real numbers")
+                if math.prod(shape) * dtype.itemsize > info.file_size:
+                    raise refuse(f"{info.filename} declares shape {shape}, more than the file holds")
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as error:
+        raise refuse(str(error)) from None
+
+
 def _read_only(array) -> np.ndarray:
     """``array`` as read-only float64: itself when it is so already (another model's, which
     never changes), else a copy of our own."""
@@ -305,9 +337,6 @@ def _check_shapes(model: Model) -> None:
             )
         if not np.isfinite(array).all():
             raise ModelError(f"{name} holds non-finite numbers", fix="Retrain with 'tagger train'.")
-    calibration = model.card.calibration
-    if not (calibration.temperature > 0 and calibration.evidence_scale >= 0):
-        raise ModelError(f"bad calibration {calibration}", fix="Retrain with 'tagger train'.")
 
 
 def shipped_model_dir() -> Path:

@@ -380,10 +380,87 @@ def test_a_model_file_crafted_to_run_code_does_not_run_it(capsys, model_dir, tmp
     assert pickle.loads(pickle.dumps(contents["coef"][0])) and target.exists()  # the payload works...
     target.unlink()
     status, _, err = run(capsys, "predict", SEEDS, "--model", model_dir)
-    assert "damaged weights file (Object arrays cannot be loaded when allow_pickle=False)" in one_line_error(
-        err, status
-    )
+    assert "damaged weights file (coef.npy holds object, not real numbers)" in one_line_error(err, status)
     assert not target.exists()  # ...but loading the model did not run it
+
+
+def forge(model_dir, card_edit=None, **arrays):
+    """Rewrite a model folder as an attacker who knows the format would: the card and arrays
+    changed, every hash and digest made to match."""
+    import hashlib
+
+    from tagger.card import prediction_digest
+
+    card = json.loads((model_dir / CARD_FILE).read_text())
+    if card_edit:
+        card_edit(card)
+    weights = next(model_dir.glob("weights-*.npz"))
+    with np.load(weights) as stored:
+        contents = {name: stored[name] for name in stored.files}
+    contents.update(arrays)
+    contents["card_sha256"] = np.frombuffer(prediction_digest(card).encode("ascii"), dtype=np.uint8)
+    buffer = io.BytesIO()
+    np.savez(buffer, **contents)
+    weights.write_bytes(buffer.getvalue())
+    card["weights_sha256"] = hashlib.sha256(buffer.getvalue()).hexdigest()
+    (model_dir / CARD_FILE).write_text(json.dumps(card))
+
+
+def set_value(path, value):
+    def edit(card):
+        *parents, last = path.split(".")
+        target = card
+        for name in parents:
+            target = target[name]
+        target[last] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (set_value("calibration.temperature", 1e-320), "impossible value: calibration.temperature"),
+        (set_value("calibration.temperature", float("inf")), "impossible value: calibration.temperature"),
+        (set_value("calibration.evidence_scale", -1.0), "impossible value: calibration.evidence_scale"),
+        (set_value("review.threshold", float("nan")), "impossible value: review.threshold"),
+        (set_value("review.threshold", 1.5), "impossible value: review.threshold"),
+        (
+            lambda card: card.update(areas=card["areas"][:1]),
+            "impossible value: areas (a model needs at least two)",
+        ),
+        (
+            lambda card: card["areas"][1].update(slug=card["areas"][0]["slug"]),
+            "impossible value: areas (a slug is repeated)",
+        ),
+    ],
+)
+def test_a_forged_card_with_matching_hashes_is_refused(capsys, model_dir, edit, message):
+    forge(model_dir, edit)
+    status, out, err = run(capsys, "predict", SEEDS, "--model", model_dir)
+    assert out == "" and message in one_line_error(err, status)
+    assert err.startswith(f"tagger: {model_dir / CARD_FILE}: ")
+
+
+def test_forged_weights_are_refused_before_they_are_allocated(capsys, model_dir, shipped):
+    forge(model_dir, coef=shipped.coef.astype(np.complex128))
+    status, _, err = run(capsys, "predict", SEEDS, "--model", model_dir)
+    assert "damaged weights file (coef.npy holds complex128, not real numbers)" in one_line_error(err, status)
+    forge(model_dir, coef=shipped.coef)
+    weights = next(model_dir.glob("weights-*.npz"))
+    data = weights.read_bytes()
+    shape = str(shipped.coef.shape).encode()
+    header = b"'shape': " + shape
+    assert data.count(header) == 1
+    huge = b"(" + b"9" * (len(shape) - 3) + b",)"  # as many bytes: gigabytes of float64
+    forged = data.replace(header, b"'shape': " + huge)
+    weights.write_bytes(forged)
+    card = json.loads((model_dir / CARD_FILE).read_text())
+    card["weights_sha256"] = __import__("hashlib").sha256(forged).hexdigest()
+    (model_dir / CARD_FILE).write_text(json.dumps(card))
+    status, _, err = run(capsys, "predict", SEEDS, "--model", model_dir)
+    declared = f"coef.npy declares shape ({'9' * (len(shape) - 3)},), more than the file holds"
+    assert declared in one_line_error(err, status)
 
 
 # -- nothing is lost when a run is cut short ------------------------------------------------------
