@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import __version__, corpus, output
 from .batch import default_jobs as batch_jobs
-from .errors import TaggerError, UsageError
+from .errors import InputError, TaggerError, UsageError
 
 DEFAULT_MODEL_DIR = "models"
 EXIT_SKIPPED = 3  # --skip-bad left records out
@@ -77,9 +77,17 @@ def _parser() -> argparse.ArgumentParser:
         "--format", choices=output.FORMATS, default="csv", help="output format (default csv)"
     )
     predict.add_argument("--output", metavar="FILE", help="write here instead of stdout (atomically)")
-    predict.add_argument("--review-below", metavar="X", type=float, help="flag confidence below X for review")
     predict.add_argument(
-        "--jobs", type=int, metavar="N", help=f"processes to tag with (default: all {batch_jobs()} cores)"
+        "--review-below",
+        metavar="X",
+        type=_checked("--review-below", low=0.0, high=1.0),
+        help="flag confidence below X (0 to 1) for review",
+    )
+    predict.add_argument(
+        "--jobs",
+        type=_checked("--jobs", low=1, integer=True, also=(-1,)),
+        metavar="N",
+        help=f"processes to tag with (default and -1: all {batch_jobs()} cores)",
     )
     predict.add_argument("--quiet", action="store_true", help="no progress bar")
     predict.set_defaults(run=_predict)
@@ -88,7 +96,13 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument(
         "paths", nargs="+", metavar="TEXT|PATH", help="abstract text, or files/folders of abstracts"
     )
-    explain.add_argument("--terms", type=int, default=10, metavar="N", help="terms to show (default 10)")
+    explain.add_argument(
+        "--terms",
+        type=_checked("--terms", low=1, integer=True),
+        default=10,
+        metavar="N",
+        help="terms to show (default 10)",
+    )
     model(explain)
     explain.set_defaults(run=_explain)
 
@@ -96,7 +110,9 @@ def _parser() -> argparse.ArgumentParser:
         "suggest", help="the unlabelled abstracts whose labels would teach the model most"
     )
     inputs(suggest, "abstracts to choose from")
-    suggest.add_argument("--n", type=int, default=10, help="how many (default 10)")
+    suggest.add_argument(
+        "--n", type=_checked("--n", low=1, integer=True), default=10, help="how many (default 10)"
+    )
     suggest.add_argument(
         "--format", choices=("text", "jsonl"), default="text", help="text lines, or one JSON object a line"
     )
@@ -106,7 +122,9 @@ def _parser() -> argparse.ArgumentParser:
 
     label = commands.add_parser("label", help="label abstracts by hand, most useful first")
     inputs(label, "abstracts to label")
-    label.add_argument("--n", type=int, default=20, help="how many to show (default 20)")
+    label.add_argument(
+        "--n", type=_checked("--n", low=1, integer=True), default=20, help="how many to show (default 20)"
+    )
     model(label)
     labels(label)
     label.add_argument(
@@ -143,6 +161,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _checked(name: str, **limits):
+    """An argparse type: the option's value checked by :func:`tagger.checks.number`."""
+    from .checks import number
+
+    return lambda text: number(text, name, from_text=True, **limits)
+
+
 def _load_model(directory: str | None):
     from .model import CARD_FILE, load_model
 
@@ -176,9 +201,7 @@ def _predict(args: argparse.Namespace) -> int:
 
     model = _load_model(args.model)
     threshold = model.threshold(args.review_below)
-    jobs = args.jobs or batch_jobs()
-    if jobs < 1:
-        raise UsageError(f"--jobs {args.jobs}: need at least one process")
+    jobs = batch_jobs() if args.jobs in (None, -1) else args.jobs
     report = corpus.ReadReport()
     areas: Counter[str] = Counter()
     needs_review = 0
@@ -258,11 +281,33 @@ def _progress(args: argparse.Namespace, report: corpus.ReadReport):
         yield update
 
 
+def _refuse_missing_path(argument: str) -> None:
+    """An argument that names a file or folder (a path, not words) must exist: a mistyped
+    path is an error with the closest names, not a text to explain."""
+    import difflib
+
+    path = Path(argument)
+    looks_like_path = not any(c.isspace() for c in argument) and (
+        "/" in argument or os.sep in argument or corpus.format_of(path) is not None
+    )
+    if not looks_like_path or path.exists():
+        return
+    parent = path.parent if path.parent.is_dir() else None
+    names = [p.name for p in parent.iterdir()] if parent else []
+    close = difflib.get_close_matches(path.name, names, n=3)
+    hint = f"Did you mean {', '.join(str(parent / name) for name in close)}? " if close else ""
+    raise InputError(
+        "no such file or directory", where=argument, fix=f"{hint}To explain words, quote them as one text."
+    )
+
+
 def _explain(args: argparse.Namespace) -> int:
     model = _load_model(args.model)
     if all(Path(p).exists() or p == corpus.STDIN for p in args.paths):
         abstracts = list(corpus.read_abstracts(args.paths))
     else:
+        for path in args.paths:
+            _refuse_missing_path(path)
         text = " ".join(args.paths)
         abstracts = [corpus.Abstract(corpus.abstract_id(text), text, "<text>", 1, 1)]
     predictions = model.predict([a.document for a in abstracts], explain=True)

@@ -17,7 +17,7 @@ import io
 import json
 import math
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import overload
@@ -27,6 +27,7 @@ import numpy as np
 from .atomic import atomic_write
 from .calibration import Scores, calibrated
 from .card import ModelCard, prediction_digest, read_card
+from .checks import number
 from .errors import ModelError, UsageError
 from .features import TfidfFeatures
 from .locking import locked
@@ -89,8 +90,11 @@ class Model:
         return self.card.review.threshold
 
     def threshold(self, review_below: float | None = None) -> float:
-        """The review threshold in force: ``review_below`` if given, else the model's."""
-        return self.review_threshold if review_below is None else review_below
+        """The review threshold in force: ``review_below`` if given (from 0 to 1), else the
+        model's."""
+        if review_below is None:
+            return self.review_threshold
+        return number(review_below, "review_below", low=0.0, high=1.0)
 
     def with_card(self, **changes) -> Model:
         """A copy of this model with some card fields replaced (the arrays are shared)."""
@@ -250,6 +254,11 @@ class Model:
 def _as_texts(texts: Iterable[str]) -> list[str]:
     if isinstance(texts, str):
         return [texts]
+    if isinstance(texts, (bytes, bytearray, Mapping)) or not isinstance(texts, Iterable):
+        raise UsageError(
+            f"predict takes text, not {'None' if texts is None else type(texts).__name__}",
+            fix="Pass an abstract as a str, or several as a list (or any iterable) of str.",
+        )
     texts = list(texts)
     for i, text in enumerate(texts):
         if not isinstance(text, str):

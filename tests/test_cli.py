@@ -33,10 +33,10 @@ def test_predict_tags_every_seed_in_order(capsys, shipped):
 
 
 def test_predict_flags_abstracts_below_the_review_threshold(capsys):
-    status, out, err = run(capsys, "predict", SEEDS, "--review-below", "1.01")
+    status, out, err = run(capsys, "predict", SEEDS, "--review-below", "1")
     rows = list(csv.DictReader(io.StringIO(out)))
     assert status == 0 and all(r["needs_review"] == "True" for r in rows)
-    assert err.endswith("; 38 need review (confidence below 1.01)\n")
+    assert err.endswith("; 38 need review (confidence below 1.00)\n")
 
 
 def test_predict_writes_jsonl_to_a_file(capsys, tmp_path):

@@ -93,8 +93,8 @@ def test_a_progress_bar_on_a_terminal_unless_quiet(capsys, big_pile, monkeypatch
 
 
 def test_jobs_must_be_positive(capsys, big_pile):
-    status, _, err = run(capsys, "predict", big_pile, "--jobs", "-1")
-    assert status == 1 and err.startswith("tagger: --jobs -1: need at least one process")
+    status, _, err = run(capsys, "predict", big_pile, "--jobs", "-2")
+    assert status == 1 and err.startswith("tagger: --jobs '-2' is not valid")
 
 
 # -- Dask ------------------------------------------------------------------------------------

@@ -1,0 +1,107 @@
+"""Every number a user gives is checked, on the command line and in Python."""
+
+import math
+
+import pytest
+from conftest import SEEDS, run
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tagger
+from tagger.checks import number
+from tagger.errors import TaggerError, UsageError
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["predict", str(SEEDS), "--review-below", "nan"],
+            "--review-below 'nan' is not valid. Use a number from 0 to 1.",
+        ),
+        (
+            ["predict", str(SEEDS), "--review-below", "1.5"],
+            "--review-below '1.5' is not valid. Use a number from 0 to 1.",
+        ),
+        (
+            ["predict", str(SEEDS), "--review-below", "-3"],
+            "--review-below '-3' is not valid. Use a number from 0 to 1.",
+        ),
+        (
+            ["predict", str(SEEDS), "--jobs", "0"],
+            "--jobs '0' is not valid. Use a whole number of at least 1 or -1.",
+        ),
+        (
+            ["predict", str(SEEDS), "--jobs", "1.5"],
+            "--jobs '1.5' is not valid. Use a whole number of at least 1 or -1.",
+        ),
+        (
+            ["explain", "robots", "--terms", "-2"],
+            "--terms '-2' is not valid. Use a whole number of at least 1.",
+        ),
+        (["suggest", str(SEEDS), "--n", "0"], "--n '0' is not valid. Use a whole number of at least 1."),
+        (["label", str(SEEDS), "--n", "-1"], "--n '-1' is not valid. Use a whole number of at least 1."),
+    ],
+)
+def test_a_number_out_of_range_is_one_clear_line(capsys, args, message):
+    status, out, err = run(capsys, *args)
+    assert (status, out, err) == (1, "", f"tagger: {message}\n")
+
+
+def test_jobs_minus_one_means_every_core(capsys):
+    status, out, _ = run(capsys, "predict", SEEDS, "--jobs", "-1")
+    assert status == 0 and len(out.splitlines()) == 39
+
+
+def test_a_mistyped_path_is_not_explained_as_text(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(SEEDS.parent)
+    status, out, err = run(capsys, "explain", "seedz/")
+    assert (status, out) == (2, "")
+    assert (
+        err
+        == "tagger: seedz/: no such file or directory. Did you mean seeds? To explain words, quote them as one text.\n"
+    )
+    status, out, _ = run(capsys, "explain", "robots grasp cups")  # words are still a text
+    assert status == 0 and out.startswith("<text>:1")
+
+
+@pytest.mark.parametrize("texts", [{"abstract": "Robots grasp cups."}, None, 123, b"Robots grasp cups.", 1.5])
+def test_predict_refuses_what_is_not_text(texts):
+    with pytest.raises(UsageError, match=r"^predict takes text, not \w+\. Pass an abstract as a str"):
+        tagger.predict(texts)
+
+
+@pytest.mark.parametrize("review_below", ["0.5", float("nan"), -0.1, 1.01, True, [0.5]])
+def test_predict_refuses_a_bad_review_threshold(review_below):
+    with pytest.raises(TaggerError, match=r"review_below .* is not valid\. Use a number from 0 to 1\."):
+        tagger.predict("Robots grasp cups.", review_below=review_below)
+
+
+@given(
+    st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(), st.text(max_size=8), st.none())
+)
+def test_number_accepts_exactly_the_values_in_range(value):
+    inside = (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and not math.isnan(value)
+        and 0 <= value <= 1
+    )
+    if inside:
+        assert number(value, "x", low=0.0, high=1.0) == float(value)
+    else:
+        with pytest.raises(UsageError, match=r"^x .* is not valid\. Use a number from 0 to 1\.$"):
+            number(value, "x", low=0.0, high=1.0)
+
+
+@given(st.text(max_size=12))
+def test_number_from_text_is_what_float_reads_or_an_error(text):
+    try:
+        expected = float(text)
+    except ValueError:
+        expected = None
+    if expected is not None and 0 <= expected <= 1:
+        assert number(text, "--x", low=0.0, high=1.0, from_text=True) == expected
+    else:
+        with pytest.raises(UsageError):
+            number(text, "--x", low=0.0, high=1.0, from_text=True)
