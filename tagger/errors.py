@@ -18,7 +18,8 @@ class TaggerError(Exception):
         message = f"{self.where}: {self.what}" if self.where else self.what
         if self.fix:
             message = f"{message.rstrip('.')}. {self.fix}"
-        return message
+        # One line, whatever a file name holds: line breaks and other control characters escaped.
+        return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
 class UsageError(TaggerError):

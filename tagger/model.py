@@ -271,9 +271,10 @@ def _as_texts(texts: Iterable[str]) -> list[str]:
 def _read_json(path: Path) -> dict:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, RecursionError) as error:
+        reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
         raise ModelError(
-            f"unreadable model card ({error})", where=str(path), fix="Retrain with 'tagger train'."
+            f"unreadable model card ({reason})", where=str(path), fix="Retrain with 'tagger train'."
         ) from None
     if not isinstance(data, dict):
         raise ModelError(

@@ -594,3 +594,40 @@ def test_an_encoding_that_is_not_for_text_files_is_refused(capsys, encoding):
     assert out == "" and one_line_error(err, status) == (
         f"tagger: {encoding!r} is not an encoding of text files. Use one such as utf-8, latin-1 or utf-16.\n"
     )
+
+
+@pytest.mark.slow  # trains a model
+def test_a_card_nested_too_deeply_is_a_clear_error_and_train_replaces_it(capsys, tmp_path, monkeypatch):
+    for name in ("labels", "seeds"):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / CARD_FILE).write_text('{"a": ' * 100_000 + "1" + "}" * 100_000)
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run(capsys, "predict", "seeds", "--model", "models")
+    assert out == "" and one_line_error(err, status) == (
+        "tagger: models/model.json: unreadable model card (nested too deeply). Retrain with 'tagger train'.\n"
+    )
+    status, _, err = run(capsys, "train")
+    assert status == 0 and load_model(tmp_path / "models").areas == load_model(ROOT / "models").areas
+
+
+def test_an_area_with_one_labelled_abstract_is_named(capsys, tmp_path):
+    data = tmp_path / "mine.csv"
+    data.write_text(
+        "abstract,area\nRobots grasp cups.,robotics\nA theorem on regret.,theory\nSample complexity bounds.,theory\n"
+    )
+    status, _, err = run(capsys, "train", "--data", data, "--model", tmp_path / "m")
+    assert one_line_error(err, status) == (
+        f"tagger: {data}: only one labelled abstract of 'robotics'. Cross-validation needs at least two of each "
+        "area: label another, or remove that row.\n"
+    )
+
+
+def test_a_line_break_in_a_file_name_stays_on_one_line(capsys, tmp_path):
+    path = tmp_path / "bad\nname.jsonl"
+    path.write_text("{oops\n")
+    status, _, err = run(capsys, "predict", path)
+    assert one_line_error(err, status) == (
+        f"tagger: {tmp_path}/bad\\nname.jsonl:1: not valid JSON (Expecting property name enclosed in double "
+        "quotes). Fix or remove this line.\n"
+    )
