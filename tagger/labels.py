@@ -244,13 +244,6 @@ def read_labelled_file(path: str | Path) -> TrainingSet:
         raise LabelError(
             f"{len(slugs)} distinct area(s)", where=str(path), fix="A classifier needs at least two areas."
         )
-    single = [slug for slug in slugs if labels.count(slug) < 2]
-    if single:
-        raise LabelError(
-            f"only one labelled abstract of {', '.join(repr(slug) for slug in single)}",
-            where=str(path),
-            fix="Cross-validation needs at least two of each area: label another, or remove that row.",
-        )
     return TrainingSet(
         areas=tuple(Area(slug, slug) for slug in slugs),
         texts=tuple(texts),

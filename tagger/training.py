@@ -38,6 +38,7 @@ from .card import (
     TrainingData,
     Unlabelled,
 )
+from .errors import LabelError
 from .features import evidence
 from .labels import TrainingSet
 from .model import Model
@@ -370,6 +371,7 @@ def choose_settings(
     """The settings to train with: ``settings``; without them, the defaults, or the best of
     :data:`SELECTION_GRID` from :data:`SELECT_FROM` labelled abstracts on (with how they were
     chosen, and their out-of-fold scores when the search used every labelled abstract)."""
+    _check_enough_labels(training_set)
     if settings is not None:
         return settings, None, None
     chosen, selection, out_of_fold = TrainingSettings(), None, None
@@ -380,6 +382,20 @@ def choose_settings(
         chosen, weighing, out_of_fold = select_settings(sample, chosen, WEIGHT_GRID)
         selection = replace(weighing, grid=(selection.grid if selection else ()) + weighing.grid)
     return chosen, selection, out_of_fold if sample is training_set else None
+
+
+def _check_enough_labels(training_set: TrainingSet) -> None:
+    """Without area descriptions, every area needs two labelled abstracts: a fold that
+    holds out the only one would not know the area."""
+    if training_set.use_descriptions:
+        return
+    single = [slug for slug, n in training_set.counts().items() if n < 2]
+    if single:
+        raise LabelError(
+            f"only one labelled abstract of {', '.join(repr(slug) for slug in single)}",
+            where=training_set.origin,
+            fix="Cross-validation needs at least two of each area: label another, or remove that row.",
+        )
 
 
 def cross_validate(training_set: TrainingSet, settings: TrainingSettings | None = None) -> CrossValidation:
