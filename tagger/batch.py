@@ -25,6 +25,13 @@ from .model import Model
 from .prediction import Prediction, predictions
 
 CHUNK_SIZE = 500
+_pools_running = 0  # worker pools this process is feeding now (see pool_running)
+
+
+def pool_running() -> bool:
+    """Whether this process is feeding a worker pool now: a signal is then best handled
+    between chunks, not in the middle of the pool's code."""
+    return _pools_running > 0
 
 
 def default_jobs() -> int:
@@ -71,6 +78,8 @@ def _in_parallel(
     executor = get_memmapping_executor(jobs - 1, initializer=_receive_model, initargs=(model,))
     window: collections.deque = collections.deque()  # [chunk, future or probabilities], in order
     in_flight = 0
+    global _pools_running
+    _pools_running += 1
     try:
         while True:
             while in_flight < 2 * (jobs - 1) and (chunk := next(chunks, None)) is not None:
@@ -90,6 +99,7 @@ def _in_parallel(
                 result = result.result()
             yield chunk, result
     finally:
+        _pools_running -= 1
         for _, result in window:
             if isinstance(result, Future):
                 result.cancel()

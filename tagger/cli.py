@@ -233,13 +233,14 @@ def _predict(args: argparse.Namespace) -> int:
 
 @contextlib.contextmanager
 def _signals_between_chunks():
-    """Ctrl-C and SIGTERM take effect between chunks, where stopping is clean (the worker
-    pool is shut down, the output left as it was), not in the middle of the pool's code."""
+    """Ctrl-C and SIGTERM stop a run at once while no worker pool runs (reading the input,
+    waiting for stdin, tagging here); while one does, between chunks, where stopping is clean
+    (the pool is shut down, the output left as it was), not in the middle of the pool's code,
+    unless the signal comes twice."""
+    from .batch import pool_running
+
     received: list[int] = []
     stops = [signal.SIGINT, signal.SIGTERM]
-    previous = {
-        signum: signal.signal(signum, lambda signum, frame: received.append(signum)) for signum in stops
-    }
 
     def check() -> None:
         if signal.SIGINT in received:
@@ -247,6 +248,12 @@ def _signals_between_chunks():
         if received:
             raise SystemExit(128 + received[0])
 
+    def receive(signum: int, frame) -> None:
+        received.append(signum)
+        if not pool_running() or len(received) > 1:
+            check()
+
+    previous = {signum: signal.signal(signum, receive) for signum in stops}
     try:
         yield check
         check()
