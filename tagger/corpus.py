@@ -41,6 +41,9 @@ STDIN_NAME = "<stdin>"
 HEADING_MAX_WORDS = 12
 # Columns (csv) or fields (jsonl) read besides "abstract"; "area" is a hand label.
 OPTIONAL_FIELDS = ("id", "title", "area")
+# An abstract longer than this many characters (a thousand long abstracts) is a bad record:
+# tagging it would take memory in proportion (about 25 bytes a character).
+MAX_ABSTRACT_CHARS = 5_000_000
 NOT_FOR_FILES = ("idna", "punycode")  # text codecs for domain names, not for files
 ENCODING_FIX = "Convert it to UTF-8, or name its encoding with --encoding (for example --encoding latin-1)."
 
@@ -377,6 +380,16 @@ def _make(
     )
 
 
+def _too_long(text: str, where: str) -> InputError | None:
+    if len(text) <= MAX_ABSTRACT_CHARS:
+        return None
+    return InputError(
+        f"an abstract of {len(text):,} characters, over the limit of {MAX_ABSTRACT_CHARS:,}",
+        where=where,
+        fix="Split it (in .txt files, a blank line separates abstracts), or leave it out with --skip-bad.",
+    )
+
+
 def _paragraphs(lines: Iterable[str]) -> Iterator[tuple[int, int, list[str]]]:
     """(first line, last line, lines) of each blank-line-separated paragraph."""
     paragraph: list[str] = []
@@ -412,8 +425,13 @@ def _read_txt(source: _Source, skip_bad: bool, report: ReadReport) -> Iterator[A
         if index == 0 and _is_heading(lines) and not source.is_stdin:
             report.headings.append(where)
             continue
+        text = "".join(lines)
+        error = _too_long(text, where)
+        if error:
+            _bad(error, skip_bad, report)
+            continue
         position += 1
-        yield _make("".join(lines), source.name, position, first)
+        yield _make(text, source.name, position, first)
 
 
 def _read_csv(source: _Source, skip_bad: bool, report: ReadReport) -> Iterator[Abstract]:
@@ -467,6 +485,8 @@ def _read_csv(source: _Source, skip_bad: bool, report: ReadReport) -> Iterator[A
             )
         if problem is None and not row[index["abstract"]].strip():
             problem = InputError("empty abstract", where=where, fix="Fill it in or delete the row.")
+        if problem is None:
+            problem = _too_long(row[index["abstract"]], where)
         if problem:
             _bad(problem, skip_bad, report)
             continue
@@ -522,6 +542,8 @@ def _read_jsonl(source: _Source, skip_bad: bool, report: ReadReport) -> Iterator
             )
         if problem is None and not record["abstract"].strip():
             problem = InputError("empty abstract", where=where, fix="Fill it in or remove this line.")
+        if problem is None:
+            problem = _too_long(record["abstract"], where)
         if problem:
             _bad(problem, skip_bad, report)
             continue

@@ -656,3 +656,26 @@ def test_a_signal_stops_predict_while_it_waits_for_input():
             process.kill()
         _, err = process.communicate()
         assert process.returncode == stops[stop] and "Traceback" not in err
+
+
+def test_an_abstract_over_the_size_limit_is_a_bad_record(capsys, tmp_path, monkeypatch):
+    from tagger import corpus
+
+    monkeypatch.setattr(corpus, "MAX_ABSTRACT_CHARS", 1000)  # the real limit is 5,000,000
+    long = " ".join([ABSTRACT] * 20)
+    assert len(long) > 1000
+    (tmp_path / "a.txt").write_text(f"{ABSTRACT}\n\n{long}\n", encoding="utf-8")
+    (tmp_path / "b.csv").write_text(f'abstract\n"{long}"\n"{ABSTRACT}"\n', encoding="utf-8")
+    (tmp_path / "c.jsonl").write_text(json.dumps({"abstract": long}) + "\n", encoding="utf-8")
+    status, out, err = run(capsys, "predict", tmp_path)
+    assert out == "" and one_line_error(err, status) == (
+        f"tagger: {tmp_path / 'a.txt'}:3: an abstract of {len(long):,} characters, over the limit of 1,000. "
+        "Split it (in .txt files, a blank line separates abstracts), or leave it out with --skip-bad.\n"
+    )
+    status, out, err = run(capsys, "predict", tmp_path, "--skip-bad")
+    assert status == 3 and len(rows(out)) == 2
+    assert [line.split(": ")[0].strip() for line in err.splitlines() if "over the limit" in line] == [
+        f"{tmp_path / 'a.txt'}:3",
+        f"{tmp_path / 'b.csv'}:2",
+        f"{tmp_path / 'c.jsonl'}:1",
+    ]
