@@ -667,8 +667,8 @@ def test_an_abstract_over_the_size_limit_is_a_bad_record(capsys, tmp_path, monke
     (tmp_path / "a.txt").write_text(f"{ABSTRACT}\n\n{long}\n", encoding="utf-8")
     (tmp_path / "b.csv").write_text(f'abstract\n"{long}"\n"{ABSTRACT}"\n', encoding="utf-8")
     (tmp_path / "c.jsonl").write_text(json.dumps({"abstract": long}) + "\n", encoding="utf-8")
-    status, out, err = run(capsys, "predict", tmp_path)
-    assert out == "" and one_line_error(err, status) == (
+    status, _, err = run(capsys, "predict", tmp_path)
+    assert one_line_error(err, status) == (
         f"tagger: {tmp_path / 'a.txt'}:3: an abstract of {len(long):,} characters, over the limit of 1,000. "
         "Split it (in .txt files, a blank line separates abstracts), or leave it out with --skip-bad.\n"
     )
