@@ -633,31 +633,6 @@ def test_a_line_break_in_a_file_name_stays_on_one_line(capsys, tmp_path):
     )
 
 
-@pytest.mark.slow  # waits until the commands are surely past start-up
-def test_a_signal_stops_predict_while_it_waits_for_input():
-    stops = {signal.SIGINT: 130, signal.SIGTERM: 143}
-    processes = {
-        stop: subprocess.Popen(
-            [sys.executable, "-m", "tagger", "predict", "-"],
-            stdin=subprocess.PIPE,  # open, and nothing ever written to it
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for stop in stops
-    }
-    time.sleep(5)  # started, and blocked reading stdin
-    for stop, process in processes.items():
-        process.send_signal(stop)
-    for stop, process in processes.items():
-        try:
-            process.wait(timeout=10)  # stdin stays open: communicate() would close it
-        except subprocess.TimeoutExpired:
-            process.kill()
-        _, err = process.communicate()
-        assert process.returncode == stops[stop] and "Traceback" not in err
-
-
 def test_an_abstract_over_the_size_limit_is_a_bad_record(capsys, tmp_path, monkeypatch):
     from tagger import corpus
 

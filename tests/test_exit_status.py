@@ -1,0 +1,98 @@
+"""Every exit status the README's table lists, produced the way a user would meet it."""
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import ROOT, SEEDS, run
+
+
+def readme_statuses() -> set[int]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text[text.index("| exit status | meaning |") :].split("\n\n")[0]
+    return {int(code) for code in re.findall(r"^\| (\d+) \|", table, flags=re.MULTILINE)}
+
+
+def ok(capsys, tmp_path):
+    return run(capsys, "predict", SEEDS)[0]
+
+
+def usage(capsys, tmp_path):
+    return run(capsys, "predict", SEEDS, "--review-below", "2")[0]
+
+
+def bad_input(capsys, tmp_path):
+    return run(capsys, "predict", tmp_path / "missing.txt")[0]
+
+
+def skipped(capsys, tmp_path):
+    (tmp_path / "a.jsonl").write_text('{"abstract": "Robots grasp cups."}\n{oops\n')
+    return run(capsys, "predict", tmp_path / "a.jsonl", "--skip-bad")[0]
+
+
+def internal_error(capsys, tmp_path):
+    from tagger import cli
+
+    def broken(args):
+        raise RuntimeError("a bug")
+
+    original = cli._predict
+    cli._predict = broken
+    try:
+        return run(capsys, "predict", SEEDS)[0]
+    finally:
+        cli._predict = original
+
+
+def reader_went_away(capsys, tmp_path):
+    pile = tmp_path / "pile.jsonl"
+    pile.write_text("".join(json.dumps({"abstract": f"Robots grasp cup {i}."}) + "\n" for i in range(5000)))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tagger", "predict", str(pile)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    process.stdout.readline()
+    process.stdout.close()  # as `| head -1` does
+    _, err = process.communicate(timeout=60)
+    assert err == b""  # quietly
+    return process.returncode
+
+
+SCENARIOS = {0: ok, 1: usage, 2: bad_input, 3: skipped, 70: internal_error, 141: reader_went_away}
+SIGNALS = {129: signal.SIGHUP, 130: signal.SIGINT, 143: signal.SIGTERM}
+
+
+def test_the_readme_lists_exactly_these_statuses():
+    assert readme_statuses() == set(SCENARIOS) | set(SIGNALS)
+
+
+@pytest.mark.parametrize("status", sorted(SCENARIOS))
+def test_each_status_is_what_the_readme_says(capsys, tmp_path, status):
+    assert SCENARIOS[status](capsys, tmp_path) == status
+
+
+@pytest.mark.slow  # waits until the commands are surely past start-up
+def test_signals_stop_predict_while_it_waits_for_input():
+    processes = {
+        status: subprocess.Popen(
+            [sys.executable, "-m", "tagger", "predict", "-"],
+            stdin=subprocess.PIPE,  # open, and nothing ever written to it
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for status in SIGNALS
+    }
+    time.sleep(5)  # started, and blocked reading stdin
+    for status, process in processes.items():
+        process.send_signal(SIGNALS[status])
+    for status, process in processes.items():
+        try:
+            process.wait(timeout=10)  # stdin stays open: communicate() would close it
+        except subprocess.TimeoutExpired:
+            process.kill()
+        _, err = process.communicate()
+        assert process.returncode == status and "Traceback" not in err
