@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import IO, NamedTuple
 
 from .errors import InputError
+from .text import join_broken_words
 
 FORMATS = ("txt", "csv", "jsonl")
 STDIN = "-"
@@ -368,7 +369,7 @@ def _read_file(source: _Source, fmt: str, skip_bad: bool, report: ReadReport) ->
 def _make(
     text: str, source: str, position: int, line: int, *, id_: str = "", title: str = "", area: str = ""
 ) -> Abstract:
-    text = normalise_whitespace(text)
+    text = normalise_whitespace(join_broken_words(text))
     return Abstract(
         id=id_ or _id_of_normalised(text),
         text=text,

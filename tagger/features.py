@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .text import join_broken_words
+
 # Function words that say nothing about a research area. Written for this project; kept
 # short on purpose: words such as "learning", "model" or "data" are left to IDF weighting.
 STOP_WORDS = frozenset(
@@ -54,7 +56,9 @@ _PUNCTUATION = re.compile("[\u2018\u2019\u201c\u201d\u2013\u2014\u2212\u2022\u00
 
 def words(text: str) -> list[str]:
     """The words of ``text``: runs of word characters (``\\w+``) of the NFKC-normalised,
-    lower-cased text, after LaTeX commands, links and e-mail addresses are removed."""
+    lower-cased text, after LaTeX commands, links and e-mail addresses are removed, and words
+    broken at line ends (as in text copied from PDFs) joined."""
+    text = join_broken_words(text)
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
     text = text.lower()

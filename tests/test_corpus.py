@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from tagger.corpus import ReadReport, abstract_id, read_abstracts
 from tagger.errors import InputError
+from tagger.text import join_broken_words
 
 
 def test_seed_files_hold_38_abstracts_after_their_headings():
@@ -159,7 +160,7 @@ def test_every_txt_paragraph_is_one_abstract_or_the_leading_heading(tmp_path_fac
     assert len(abstracts) + len(report.headings) == len(paragraphs)
     assert report.headings in ([], [f"{path}:1"])
     expected = paragraphs[len(report.headings) :]
-    assert [a.text for a in abstracts] == [" ".join(p.split()) for p in expected]
+    assert [a.text for a in abstracts] == [" ".join(join_broken_words(p).split()) for p in expected]
 
 
 # NUL marks a binary file (see test_bad_input.py), so it is left out here.
@@ -178,6 +179,17 @@ def test_csv_and_jsonl_keep_every_record(tmp_path_factory, abstracts):
     (folder / "b.jsonl").write_text(
         "".join(json.dumps({"abstract": text}) + "\n" for text in abstracts), encoding="utf-8"
     )
-    expected = [" ".join(text.split()) for text in abstracts]
+    expected = [" ".join(join_broken_words(text).split()) for text in abstracts]
     assert [a.text for a in read_abstracts([folder / "a.csv"])] == expected
     assert [a.text for a in read_abstracts([folder / "b.jsonl"])] == expected
+
+
+def test_a_pasted_pdf_abstract_is_the_same_abstract_as_the_clean_one(tmp_path):
+    pasted, clean = tmp_path / "pasted.txt", tmp_path / "clean.txt"
+    pasted.write_text(
+        "We train a gen-\nerative adver\u00adsarial net-\nwork for state-of-the-\nart images.\n"
+    )
+    clean.write_text("We train a generative adversarial network for state-of-the- art images.\n")
+    [a], [b] = read_abstracts([pasted]), read_abstracts([clean])
+    assert a.text == b.text == "We train a generative adversarial network for state-of-the- art images."
+    assert a.id == b.id
