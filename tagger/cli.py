@@ -46,6 +46,16 @@ def _parser() -> argparse.ArgumentParser:
             action="store_true",
             help="leave out bad records, list them, and go on (exit status 3)",
         )
+        command.add_argument(
+            "--column",
+            metavar="NAME",
+            default="abstract",
+            help="column or field of the abstracts (default abstract)",
+        )
+        command.add_argument(
+            "--title-column", metavar="NAME", default="title", help="of the titles (default title)"
+        )
+        command.add_argument("--id-column", metavar="NAME", default="id", help="of the ids (default id)")
 
     def model(command: argparse.ArgumentParser) -> None:
         command.add_argument(
@@ -118,6 +128,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     model(suggest)
     labels(suggest)
+    suggest.add_argument(
+        "--abstracts",
+        metavar="DIR",
+        default="seeds",
+        help="where labelled abstracts are kept (default seeds)",
+    )
     suggest.set_defaults(run=_suggest)
 
     label = commands.add_parser("label", help="label abstracts by hand, most useful first")
@@ -182,6 +198,7 @@ def _read_options(args: argparse.Namespace, report: corpus.ReadReport) -> dict:
         "encoding": args.encoding,
         "skip_bad": args.skip_bad,
         "report": report,
+        "columns": corpus.Columns(abstract=args.column, title=args.title_column, id=args.id_column),
     }
 
 
@@ -329,22 +346,26 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def _labelled_ids(labels_dir: str) -> set[str]:
+def _labelled_ids(labels_dir: str, abstracts_dir: str | None = None) -> set[str]:
+    """The ids of the labelled abstracts, and the hashes of their texts where ``abstracts_dir``
+    holds them (so that the same abstract under another id counts as labelled too)."""
     from .labels import AREAS_FILE, LABELS_FILE, load_areas, load_labels
 
     labels_path = Path(labels_dir) / LABELS_FILE
     if not labels_path.exists():
         return set()
-    return {
-        label.abstract_id for label in load_labels(labels_path, load_areas(Path(labels_dir) / AREAS_FILE))
-    }
+    ids = {label.abstract_id for label in load_labels(labels_path, load_areas(Path(labels_dir) / AREAS_FILE))}
+    if abstracts_dir and Path(abstracts_dir).is_dir():
+        stored = corpus.read_abstracts([abstracts_dir], skip_bad=True)
+        ids |= {corpus.abstract_id(a.text) for a in stored if a.id in ids}
+    return ids
 
 
 def _queue(args: argparse.Namespace, model, report: corpus.ReadReport):
     from .labelling import suggest
 
     abstracts = corpus.read_abstracts(args.paths, **_read_options(args, report))
-    return suggest(abstracts, model, args.n, exclude=_labelled_ids(args.labels))
+    return suggest(abstracts, model, args.n, exclude=_labelled_ids(args.labels, args.abstracts))
 
 
 def _suggest(args: argparse.Namespace) -> int:

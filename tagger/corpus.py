@@ -19,16 +19,22 @@ left out silently: headings, empty files and ignored files are listed there too.
 
 from __future__ import annotations
 
+import bz2
 import codecs
 import csv
+import difflib
 import errno
+import gzip
 import hashlib
 import io
+import itertools
 import json
+import lzma
 import os
 import stat
 import sys
-from collections.abc import Iterable, Iterator
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, NamedTuple
@@ -36,7 +42,10 @@ from typing import IO, NamedTuple
 from .errors import InputError
 from .text import join_broken_words
 
-FORMATS = ("txt", "csv", "jsonl")
+FORMATS = ("txt", "csv", "tsv", "jsonl", "json", "parquet")
+# Compressed files are read through these (the format is the extension before theirs).
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma", ".zst": "zstandard"}
+DELIMITERS = (",", ";", "\t", "|")  # a CSV file's delimiter is the one its header splits on
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 HEADING_MAX_WORDS = 12
@@ -47,6 +56,20 @@ OPTIONAL_FIELDS = ("id", "title", "area")
 MAX_ABSTRACT_CHARS = 5_000_000
 NOT_FOR_FILES = ("idna", "punycode")  # text codecs for domain names, not for files
 ENCODING_FIX = "Convert it to UTF-8, or name its encoding with --encoding (for example --encoding latin-1)."
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Which column (CSV, Parquet) or field (JSON) holds each part of a record, matched
+    without regard to case: the abstract, and optionally the title, the id and the area."""
+
+    abstract: str = "abstract"
+    title: str = "title"
+    id: str = "id"
+    area: str = "area"
+
+    def roles(self) -> dict[str, str]:
+        return {"abstract": self.abstract, "title": self.title, "id": self.id, "area": self.area}
 
 
 class Abstract(NamedTuple):
@@ -94,8 +117,15 @@ def _id_of_normalised(text: str) -> str:
 
 
 def format_of(path: Path) -> str | None:
-    suffix = path.suffix.lower().lstrip(".")
+    """The format a file name says (``papers.csv.gz`` is a compressed ``csv``)."""
+    name = path.name.lower()
+    name = name[: -len(compression)] if (compression := _compression_of(name)) else name
+    suffix = Path(name).suffix.lstrip(".")
     return suffix if suffix in FORMATS else None
+
+
+def _compression_of(name: str) -> str | None:
+    return next((suffix for suffix in COMPRESSIONS if name.lower().endswith(suffix)), None)
 
 
 def find_files(paths: Iterable[str | Path], report: ReadReport, skip_bad: bool = False) -> list[Path]:
@@ -187,57 +217,124 @@ def read_abstracts(
     skip_bad: bool = False,
     report: ReadReport | None = None,
     stdin: IO | None = None,
+    columns: Columns | None = None,
 ) -> Iterator[Abstract]:
     """Every abstract in ``paths`` (files, directories, or ``-`` for stdin), in input order.
-    Missing paths and unknown encodings are reported at once, before anything is read."""
+    Missing paths and unknown encodings are reported at once, before anything is read.
+    ``columns`` names the columns or fields to read (default: ``abstract``, ``title``, ``id``,
+    ``area``)."""
     report = report if report is not None else ReadReport()
     try:
         codec = codecs.lookup(encoding)
     except LookupError:
         raise InputError(
-            f"unknown encoding {encoding!r}", fix="Use a Python codec name such as utf-8 or latin-1."
+            f"unknown encoding {encoding!r}",
+            fix="Use a Python codec name such as utf-8 or latin-1.",
         ) from None
     if not codec._is_text_encoding or codec.name in NOT_FOR_FILES:
         raise InputError(
-            f"{encoding!r} is not an encoding of text files", fix="Use one such as utf-8, latin-1 or utf-16."
+            f"{encoding!r} is not an encoding of text files",
+            fix="Use one such as utf-8, latin-1 or utf-16.",
         )
     if input_format is not None and input_format not in FORMATS:
         raise InputError(f"unknown input format {input_format!r}", fix=f"Use one of {', '.join(FORMATS)}.")
     files = find_files(paths, report, skip_bad)
-    return _read_files(files, input_format, encoding, skip_bad, report, stdin)
+    options = _Options(input_format, encoding, skip_bad, columns or Columns(), report)
+    return _read_files(files, options, stdin)
 
 
-def _read_files(
-    files: list[Path],
-    input_format: str | None,
-    encoding: str,
-    skip_bad: bool,
-    report: ReadReport,
-    stdin: IO | None,
-) -> Iterator[Abstract]:
+@dataclass(frozen=True)
+class _Options:
+    input_format: str | None
+    encoding: str
+    skip_bad: bool
+    columns: Columns
+    report: ReadReport
+
+    def bad(self, error: InputError) -> None:
+        _bad(error, self.skip_bad, self.report)
+
+
+def _read_files(files: list[Path], options: _Options, stdin: IO | None) -> Iterator[Abstract]:
     for path in files:
         if str(path) == STDIN:
             stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", sys.stdin)
-            yield from _read_file(
-                _Source(STDIN_NAME, stream, encoding, True, report), input_format or "txt", skip_bad, report
-            )
+            source = _Source(STDIN_NAME, stream, options, is_stdin=True)
+            yield from _read_file(source, options.input_format or _sniff_stdin(source))
             continue
-        fmt = input_format or format_of(path)
+        fmt = options.input_format or format_of(path)
         if fmt is None:
             unknown = InputError(
                 f"unknown file type {path.suffix or '(no extension)'!r}",
                 where=str(path),
-                fix=f"Use one of .{', .'.join(FORMATS)}, or say which with --input-format.",
+                fix=f"Use one of .{', .'.join(FORMATS)} (compressed too), or say which with --input-format.",
             )
-            _bad(unknown, skip_bad, report)
+            options.bad(unknown)
+            continue
+        if fmt == "parquet":
+            yield from _read_parquet(path, options)
             continue
         try:
-            stream = open(path, "rb")  # noqa: SIM115 (closed below, after the generator is done)
+            stream = _open(path)
         except OSError as error:
-            _bad(InputError(f"cannot read ({error.strerror})", where=str(path)), skip_bad, report)
+            options.bad(InputError(f"cannot read ({error.strerror or error})", where=str(path)))
+            continue
+        except ImportError as error:
+            options.bad(InputError(str(error), where=str(path), fix="pip install 'tagger[zstd]'"))
             continue
         with stream:
-            yield from _read_file(_Source(str(path), stream, encoding, False, report), fmt, skip_bad, report)
+            try:
+                yield from _read_file(_Source(str(path), stream, options), fmt)
+            except (
+                OSError,
+                EOFError,
+                zlib.error,
+                lzma.LZMAError,
+            ) as error:  # a damaged compressed file
+                kind = COMPRESSIONS.get(_compression_of(path.name) or "", "file")
+                options.bad(
+                    InputError(f"damaged {kind} data ({error})", where=str(path), fix="Leave it out.")
+                )
+
+
+def _open(path: Path) -> IO[bytes]:
+    """A file opened for reading bytes, through its decompressor (streaming)."""
+    compression = _compression_of(path.name)
+    if compression is None:
+        return open(path, "rb")
+    if compression == ".gz":
+        return gzip.open(path, "rb")
+    if compression == ".bz2":
+        return bz2.open(path, "rb")
+    if compression == ".xz":
+        return lzma.open(path, "rb")
+    try:
+        import zstandard
+    except ImportError:
+        raise ImportError("reading .zst files needs the zstandard package") from None
+    return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True))
+
+
+def _sniff_stdin(source: _Source) -> str:
+    """The format of standard input from its first bytes: JSON lines when it starts with
+    ``{``, a JSON array with ``[``, CSV when its first line is a header naming the abstract
+    column, otherwise text. Any format but text is noted in the report."""
+    peek = getattr(source.stream, "peek", None)
+    head = peek(65536)[:65536] if peek else b""
+    text = head.decode(source.encoding, errors="replace").lstrip("\ufeff")
+    first_line = text.lstrip().split("\n", 1)[0]
+    fmt = "txt"
+    if first_line.startswith("{"):
+        fmt = "jsonl"
+    elif first_line.startswith("["):
+        fmt = "json"
+    elif _header_delimiter(first_line, source.options.columns, require=True):
+        fmt = "csv"
+    if fmt != "txt":
+        source.options.report.notes.append(
+            f"{STDIN_NAME}: read as {fmt} (from its first line; --input-format says otherwise)"
+        )
+    return fmt
 
 
 def _bad(error: InputError, skip_bad: bool, report: ReadReport) -> None:
@@ -251,11 +348,12 @@ class _Source:
     """A file's lines, decoded one at a time, remembering which lines held bytes that are not
     text in the encoding (they are decoded with replacement characters and reported)."""
 
-    def __init__(self, name: str, stream: IO, encoding: str, is_stdin: bool, report: ReadReport) -> None:
+    def __init__(self, name: str, stream: IO, options: _Options, is_stdin: bool = False) -> None:
         self.name = name
-        self.report = report
+        self.options = options
+        self.report = options.report
         self.stream = stream
-        self.encoding = encoding
+        self.encoding = options.encoding
         self.is_stdin = is_stdin
         self.bad_bytes: dict[int, int] = {}  # line number -> byte offset of its first bad byte
         self.size = 0
@@ -343,31 +441,58 @@ def _wide_encoding(head: bytes) -> str | None:
     return None
 
 
-def _read_file(source: _Source, fmt: str, skip_bad: bool, report: ReadReport) -> Iterator[Abstract]:
+def _read_file(source: _Source, fmt: str) -> Iterator[Abstract]:
+    report = source.report
     report.files += 1
     problem = source.binary_problem()
     if problem:
-        _bad(problem, skip_bad, report)
+        source.options.bad(problem)
         return
-    reader = {"txt": _read_txt, "csv": _read_csv, "jsonl": _read_jsonl}[fmt]
+    reader = {
+        "txt": _read_txt,
+        "csv": _read_csv,
+        "tsv": _read_csv,
+        "jsonl": _read_jsonl,
+        "json": _read_json,
+    }
     found = 0
     headings = len(report.headings)
     skipped = len(report.skipped)
-    for abstract in reader(source, skip_bad, report):
+    for abstract in reader[fmt](source):
         found += 1
         report.read += 1
         yield abstract
+    _note_if_empty(
+        source.name,
+        found,
+        report,
+        headings,
+        skipped,
+        empty=source.size == 0 and not source.is_stdin,
+    )
+
+
+def _note_if_empty(
+    name: str, found: int, report: ReadReport, headings: int, skipped: int, empty: bool
+) -> None:
     if found == 0 and len(report.skipped) == skipped:
         if len(report.headings) > headings:
-            report.notes.append(f"{source.name}: only a heading, no abstracts")
-        elif source.size == 0 and not source.is_stdin:
-            report.notes.append(f"{source.name}: empty file")
+            report.notes.append(f"{name}: only a heading, no abstracts")
+        elif empty:
+            report.notes.append(f"{name}: empty file")
         else:
-            report.notes.append(f"{source.name}: no abstracts")
+            report.notes.append(f"{name}: no abstracts")
 
 
 def _make(
-    text: str, source: str, position: int, line: int, *, id_: str = "", title: str = "", area: str = ""
+    text: str,
+    source: str,
+    position: int,
+    line: int,
+    *,
+    id_: str = "",
+    title: str = "",
+    area: str = "",
 ) -> Abstract:
     text = normalise_whitespace(join_broken_words(text))
     return Abstract(
@@ -413,13 +538,14 @@ def _is_heading(lines: list[str]) -> bool:
     return len(lines) == 1 and len(text.split()) <= HEADING_MAX_WORDS and text[-1] not in ".!?"
 
 
-def _read_txt(source: _Source, skip_bad: bool, report: ReadReport) -> Iterator[Abstract]:
+def _read_txt(source: _Source) -> Iterator[Abstract]:
+    report = source.report
     position = 0
     for index, (first, last, lines) in enumerate(_paragraphs(source.lines())):
         where = f"{source.name}:{first}"
         error = source.check_text(first, last, where)
         if error:
-            _bad(error, skip_bad, report)
+            source.options.bad(error)
             continue
         # A short title-like first paragraph is a heading; on stdin a single short line is
         # a (short) abstract typed or piped in on its own.
@@ -427,36 +553,89 @@ def _read_txt(source: _Source, skip_bad: bool, report: ReadReport) -> Iterator[A
             report.headings.append(where)
             continue
         text = "".join(lines)
+        if not join_broken_words(text).strip():
+            continue  # only soft hyphens: blank
         error = _too_long(text, where)
         if error:
-            _bad(error, skip_bad, report)
+            source.options.bad(error)
             continue
         position += 1
         yield _make(text, source.name, position, first)
 
 
-def _read_csv(source: _Source, skip_bad: bool, report: ReadReport) -> Iterator[Abstract]:
+def _header_delimiter(line: str, columns: Columns, require: bool = False) -> str | None:
+    """The delimiter a CSV header line splits on: the one that yields the abstract column,
+    else (unless ``require``) the one that yields the most columns."""
+    best, most = None, 1
+    for delimiter in DELIMITERS:
+        try:
+            cells = next(csv.reader([line], delimiter=delimiter))
+        except (csv.Error, StopIteration):
+            continue
+        if columns.abstract.lower() in (cell.strip().lower() for cell in cells):
+            return delimiter
+        if len(cells) > most:
+            best, most = delimiter, len(cells)
+    return None if require else best
+
+
+def _field_names(available: Sequence[str], columns: Columns) -> dict[str, str]:
+    """Role (abstract, title, id, area) -> the name it has in ``available``, matched without
+    regard to case; roles without a match are left out."""
+    by_lower: dict[str, str] = {}
+    for name in available:
+        by_lower.setdefault(str(name).strip().lower(), name)
+    return {
+        role: by_lower[name.lower()] for role, name in columns.roles().items() if name.lower() in by_lower
+    }
+
+
+def _no_abstract(available: Sequence[str], columns: Columns, what: str) -> str:
+    """'no 'abstract' column (columns: ...); did you mean ...?'"""
+    names = [str(name) for name in available]
+    close = difflib.get_close_matches(columns.abstract.lower(), [n.lower() for n in names], n=3, cutoff=0.5)
+    known = [name for name in names if name.lower() in close] or [
+        name for name in names if name.strip().lower() in ("summary", "text", "abstract_text", "body")
+    ]
+    hint = f"; did you mean {' or '.join(repr(name) for name in known)}?" if known else ""
+    listed = ", ".join(repr(name) for name in names[:20]) + (", ..." if len(names) > 20 else "")
+    return f"no {columns.abstract!r} {what} ({what}s: {listed}){hint}"
+
+
+COLUMN_FIX = "Name the {what} that holds the abstracts with --column (and --title-column, --id-column)."
+
+
+def _read_csv(source: _Source) -> Iterator[Abstract]:
     csv.field_size_limit(2**31 - 1)
-    reader = csv.reader(source.lines(), strict=True)
+    columns = source.options.columns
+    lines = source.lines()
+    first = next(lines, None)
+    if first is None:
+        return
+    delimiter = _header_delimiter(first, columns) or ","
+    if source.name.lower().endswith((".tsv", ".tsv.gz", ".tsv.bz2", ".tsv.xz", ".tsv.zst")):
+        delimiter = "\t"
+    reader = csv.reader(itertools.chain([first], lines), delimiter=delimiter, strict=True)
     try:
         header = next(reader, None)
     except csv.Error as error:
-        _bad(InputError(f"unreadable CSV header ({error})", where=f"{source.name}:1"), skip_bad, report)
+        source.options.bad(InputError(f"unreadable CSV header ({error})", where=f"{source.name}:1"))
         return
     if header is None:
         return
     problem = source.check_text(1, reader.line_num, f"{source.name}:1")
-    columns = [name.strip().lower() for name in header]
-    if problem is None and "abstract" not in columns:
+    index_of = {name: i for i, name in reversed(list(enumerate(header)))}
+    fields = _field_names(header, columns)
+    if problem is None and "abstract" not in fields:
         problem = InputError(
-            f"no 'abstract' column (columns: {', '.join(repr(c) for c in header)})",
+            _no_abstract(header, columns, "column"),
             where=f"{source.name}:1",
-            fix="Name the column that holds the abstracts 'abstract'.",
+            fix=COLUMN_FIX.format(what="column"),
         )
     if problem:  # the whole file is left out
-        _bad(problem, skip_bad, report)
+        source.options.bad(problem)
         return
-    index = {name: columns.index(name) for name in ("abstract", *OPTIONAL_FIELDS) if name in columns}
+    index = {role: index_of[name] for role, name in fields.items()}
     position = 0
     while True:
         start = reader.line_num + 1
@@ -469,10 +648,8 @@ def _read_csv(source: _Source, skip_bad: bool, report: ReadReport) -> Iterator[A
             problem_text = (
                 "a quoted field runs to the end of the file" if "end of data" in str(error) else str(error)
             )
-            _bad(
-                InputError(f"malformed CSV row ({problem_text})", where=where, fix="Fix its quoting."),
-                skip_bad,
-                report,
+            source.options.bad(
+                InputError(f"malformed CSV row ({problem_text})", where=where, fix="Fix its quoting.")
             )
             continue
         if not any(cell.strip() for cell in row):
@@ -482,80 +659,224 @@ def _read_csv(source: _Source, skip_bad: bool, report: ReadReport) -> Iterator[A
             problem = InputError(
                 f"row has {len(row)} cells, the header has {len(header)}",
                 where=where,
-                fix="Quote cells that contain commas or line breaks.",
+                fix="Quote cells that contain the delimiter or line breaks.",
             )
-        if problem is None and not row[index["abstract"]].strip():
-            problem = InputError("empty abstract", where=where, fix="Fill it in or delete the row.")
-        if problem is None:
-            problem = _too_long(row[index["abstract"]], where)
+        record = {role: row[i] for role, i in index.items()} if problem is None else {}
+        problem = problem or _record_problem(record, where, "Fill it in or delete the row.")
         if problem:
-            _bad(problem, skip_bad, report)
+            source.options.bad(problem)
             continue
         position += 1
-        cells = {name: row[i] for name, i in index.items()}
-        yield _make(
-            cells["abstract"],
-            source.name,
-            position,
-            start,
-            id_=cells.get("id", "").strip(),
-            title=cells.get("title", ""),
-            area=cells.get("area", ""),
+        yield _from_record(record, source.name, position, start)
+
+
+def _record_problem(record: dict, where: str, fix: str) -> InputError | None:
+    """The problem with a record's abstract (role -> value), if it has one."""
+    text = record.get("abstract")
+    if not isinstance(text, str):
+        return None  # the caller names what is wrong with the record's shape
+    if not text.strip():
+        return InputError("empty abstract", where=where, fix=fix)
+    return _too_long(text, where)
+
+
+def _from_record(record: dict, source: str, position: int, line: int) -> Abstract:
+    """An abstract from a record's fields (role -> value); an id may be any JSON scalar."""
+    identifier, title, area = record.get("id"), record.get("title"), record.get("area")
+    return _make(
+        record["abstract"],
+        source,
+        position,
+        line,
+        id_="" if identifier is None else str(identifier).strip(),
+        title=title if isinstance(title, str) else "",
+        area=area if isinstance(area, str) else "",
+    )
+
+
+def _object_problem(value, where: str, columns: Columns) -> tuple[dict, InputError | None]:
+    """A JSON value as a record (role -> value), or why it cannot be one."""
+    shape_fix = f'Write each record as {{"{columns.abstract}": "..."}}.'
+    if not isinstance(value, dict):
+        return {}, InputError(f"a JSON {type(value).__name__}, not an object", where=where, fix=shape_fix)
+    fields = _field_names(list(value), columns)
+    record = {role: value[name] for role, name in fields.items()}
+    if "abstract" not in record:
+        return {}, InputError(
+            _no_abstract(list(value), columns, "field"),
+            where=where,
+            fix=COLUMN_FIX.format(what="field"),
         )
+    if not isinstance(record["abstract"], str):
+        kind = type(record["abstract"]).__name__
+        return {}, InputError(f"{fields['abstract']!r} is a {kind}, not a string", where=where, fix=shape_fix)
+    return record, _record_problem(record, where, "Fill it in or remove this record.")
 
 
-def _read_jsonl(source: _Source, skip_bad: bool, report: ReadReport) -> Iterator[Abstract]:
+def _json_error(error: Exception) -> str:
+    if isinstance(error, json.JSONDecodeError):
+        return error.msg
+    if isinstance(error, RecursionError):
+        return "nested too deeply"
+    return str(error).split(";")[0]  # e.g. a number past Python's digit limit
+
+
+def _read_jsonl(source: _Source) -> Iterator[Abstract]:
     position = 0
     for number, line in enumerate(source.lines(), start=1):
         if not line.strip():
             continue
         where = f"{source.name}:{number}"
         problem = source.check_text(number, number, where)
-        record = None
+        record: dict = {}
         if problem is None:
             try:
-                record = json.loads(line)
-            except (ValueError, RecursionError) as error:  # ValueError: also numbers past Python's limit
-                reason = (
-                    error.msg
-                    if isinstance(error, json.JSONDecodeError)
-                    else "nested too deeply"
-                    if isinstance(error, RecursionError)
-                    else str(error).split(";")[0]
-                )
+                value = json.loads(line)
+            except (ValueError, RecursionError) as error:
                 problem = InputError(
-                    f"not valid JSON ({reason})", where=where, fix="Fix or remove this line."
+                    f"not valid JSON ({_json_error(error)})",
+                    where=where,
+                    fix="Fix or remove this line.",
                 )
-        if problem is None and not isinstance(record, dict):
-            problem = InputError(
-                f"a JSON {type(record).__name__}, not an object",
-                where=where,
-                fix='Write each line as {"abstract": "..."}.',
-            )
-        if problem is None and not isinstance(record.get("abstract"), str):
-            has = (
-                "no 'abstract'"
-                if "abstract" not in record
-                else f"'abstract' is a {type(record['abstract']).__name__}"
-            )
-            problem = InputError(
-                f"{has}, not a string", where=where, fix='Write each line as {"abstract": "..."}.'
-            )
-        if problem is None and not record["abstract"].strip():
-            problem = InputError("empty abstract", where=where, fix="Fill it in or remove this line.")
-        if problem is None:
-            problem = _too_long(record["abstract"], where)
+            else:
+                record, problem = _object_problem(value, where, source.options.columns)
         if problem:
-            _bad(problem, skip_bad, report)
+            source.options.bad(problem)
             continue
         position += 1
-        optional = {name: record.get(name) for name in OPTIONAL_FIELDS}
-        yield _make(
-            record["abstract"],
-            source.name,
-            position,
-            number,
-            id_="" if optional["id"] is None else str(optional["id"]),
-            title=optional["title"] if isinstance(optional["title"], str) else "",
-            area=optional["area"] if isinstance(optional["area"], str) else "",
+        yield _from_record(record, source.name, position, number)
+
+
+def _read_json(source: _Source) -> Iterator[Abstract]:
+    """A JSON array of objects, read one element at a time: the file is never held whole
+    (unless it is all on one line), and each character is scanned a bounded number of times."""
+    decoder = json.JSONDecoder()
+    lines = source.lines()
+    buffer, at, at_line = "", 0, 1  # text read and not yet parsed: buffer[at:], from line at_line
+    line_number = 0  # lines read into buffer
+    opened, position = False, 0
+
+    def more() -> bool:
+        nonlocal buffer, at, line_number
+        line = next(lines, None)
+        if line is None:
+            return False
+        buffer, at = buffer[at:] + line, 0
+        line_number += 1
+        return True
+
+    def advance(to: int) -> None:
+        nonlocal at, at_line
+        at_line += buffer.count("\n", at, to)
+        at = to
+
+    while True:
+        while at < len(buffer) and buffer[at] in " \t\r\n\ufeff":
+            advance(at + 1)
+        if at == len(buffer):
+            if more():
+                continue
+            if opened:
+                source.options.bad(
+                    InputError("the JSON array is not closed", where=f"{source.name}:{line_number}")
+                )
+            return
+        char = buffer[at]
+        if not opened:
+            if char != "[":
+                fix = "Write the records as a JSON array, or one object a line in a .jsonl file."
+                source.options.bad(InputError("not a JSON array", where=f"{source.name}:1", fix=fix))
+                return
+            opened = True
+            advance(at + 1)
+            continue
+        if char == "]":
+            return
+        if char == ",":
+            advance(at + 1)
+            continue
+        where = f"{source.name}:{at_line}"
+        try:
+            value, end = decoder.raw_decode(buffer, at)
+        except json.JSONDecodeError as error:
+            if error.pos >= len(buffer.rstrip()) - 1 and more():  # the element goes on: read on
+                continue
+            line = at_line + buffer.count("\n", at, error.pos)
+            source.options.bad(
+                InputError(
+                    f"not valid JSON ({error.msg})", where=f"{source.name}:{line}", fix="Fix this record."
+                )
+            )
+            return
+        except (ValueError, RecursionError) as error:
+            source.options.bad(InputError(f"not valid JSON ({_json_error(error)})", where=where))
+            return
+        start = at_line
+        advance(end)
+        problem = source.check_text(start, at_line, where)
+        record: dict = {}
+        if problem is None:
+            record, problem = _object_problem(value, where, source.options.columns)
+        if problem:
+            source.options.bad(problem)
+            continue
+        position += 1
+        yield _from_record(record, source.name, position, start)
+
+
+def _read_parquet(path: Path, options: _Options) -> Iterator[Abstract]:
+    """A Parquet file's rows, a batch at a time (needs pyarrow: ``pip install 'tagger[parquet]'``)."""
+    report = options.report
+    try:
+        import pyarrow.parquet as parquet
+    except ImportError:
+        options.bad(
+            InputError(
+                "reading .parquet needs pyarrow",
+                where=str(path),
+                fix="pip install 'tagger[parquet]'",
+            )
         )
+        return
+    try:
+        table = parquet.ParquetFile(path)
+    except (OSError, ValueError) as error:
+        options.bad(
+            InputError(f"not a readable Parquet file ({error})", where=str(path), fix="Leave it out.")
+        )
+        return
+    report.files += 1
+    names = table.schema_arrow.names
+    fields = _field_names(names, options.columns)
+    if "abstract" not in fields:
+        options.bad(
+            InputError(
+                _no_abstract(names, options.columns, "column"),
+                where=str(path),
+                fix=COLUMN_FIX.format(what="column"),
+            )
+        )
+        return
+    position = row_number = found = 0
+    skipped = len(report.skipped)
+    for batch in table.iter_batches(columns=list(fields.values())):
+        report.bytes_read += batch.nbytes
+        columns = {role: batch.column(name).to_pylist() for role, name in fields.items()}
+        for values in zip(*columns.values()):
+            row_number += 1
+            record = dict(zip(columns, values))
+            where = f"{path}:row {row_number}"
+            problem = None
+            if not isinstance(record["abstract"], str):
+                problem = InputError(
+                    f"{fields['abstract']!r} is empty or not text", where=where, fix="Fill it in."
+                )
+            problem = problem or _record_problem(record, where, "Fill it in or remove this row.")
+            if problem:
+                options.bad(problem)
+                continue
+            position += 1
+            found += 1
+            report.read += 1
+            yield _from_record(record, str(path), position, row_number)
+    _note_if_empty(str(path), found, report, len(report.headings), skipped, empty=row_number == 0)

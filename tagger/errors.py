@@ -17,7 +17,8 @@ class TaggerError(Exception):
     def __str__(self) -> str:
         message = f"{self.where}: {self.what}" if self.where else self.what
         if self.fix:
-            message = f"{message.rstrip('.')}. {self.fix}"
+            ended = message.endswith(("?", "!"))
+            message = f"{message} {self.fix}" if ended else f"{message.rstrip('.')}. {self.fix}"
         # One line, whatever a file name holds: line breaks and other control characters escaped.
         return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 

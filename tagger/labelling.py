@@ -11,13 +11,14 @@ from __future__ import annotations
 import heapq
 import itertools
 import textwrap
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .batch import tag_abstracts
-from .corpus import Abstract
+from .corpus import Abstract, abstract_id
+from .errors import InputError
 from .labels import Area
 from .model import Model
 from .prediction import Prediction
@@ -80,9 +81,10 @@ def suggest(
     dropped. ``density=0, diversity=0, balance=0`` is plain margin sampling."""
     excluded = set(exclude)
     pool_size = max(POOL_PER_SUGGESTION * n, POOL_MIN)
+    abstracts = _once_each(abstracts, excluded)
     pool: list[tuple[float, int, Suggestion]] = []  # max-heap on margin via negation
     counter = itertools.count()
-    for abstract, prediction in tag_abstracts((a for a in abstracts if a.id not in excluded), model):
+    for abstract, prediction in tag_abstracts(abstracts, model):
         item = Suggestion(abstract, prediction)
         entry = (-item.margin, next(counter), item)
         if len(pool) < pool_size:
@@ -118,6 +120,29 @@ def suggest(
         seen_ids.add(candidates[best].abstract.id)
         nearest = np.maximum(nearest, similarity[best])
     return [candidates[i] for i in chosen]
+
+
+def _once_each(abstracts: Iterable[Abstract], excluded: set[str]) -> Iterator[Abstract]:
+    """Each abstract once, the ones in ``excluded`` left out: an abstract is the same whether
+    it comes with a file's id or without (its id is then the hash of its text), and both its
+    id and that hash are looked up in ``excluded``. Two different abstracts under one id are
+    an error: a label could not say which one it means."""
+    seen: dict[str, tuple[str, str]] = {}  # id -> (hash of the text, where it was first seen)
+    texts: set[str] = set()
+    for abstract in abstracts:
+        content = abstract_id(abstract.text)
+        where = f"{abstract.source}:{abstract.line}"
+        first = seen.setdefault(abstract.id, (content, where))
+        if first[0] != content:
+            raise InputError(
+                f"id {abstract.id!r} names two different abstracts: this one and the one at {first[1]}",
+                where=where,
+                fix="Give each abstract its own id, or leave the ids out (each is then a hash of the text).",
+            )
+        if abstract.id in excluded or content in excluded or content in texts:
+            continue
+        texts.add(content)
+        yield abstract
 
 
 @dataclass

@@ -111,7 +111,8 @@ def test_unknown_extensions(capsys, tmp_path):
     path.write_text(ABSTRACT, encoding="utf-8")
     status, _, err = run(capsys, "predict", path)
     assert one_line_error(err, status) == (
-        f"tagger: {path}: unknown file type '.md'. Use one of .txt, .csv, .jsonl, or say which with --input-format.\n"
+        f"tagger: {path}: unknown file type '.md'. Use one of .txt, .csv, .tsv, .jsonl, .json, .parquet "
+        "(compressed too), or say which with --input-format.\n"
     )
     status, out, _ = run(capsys, "predict", path, "--input-format", "txt")
     assert status == 0 and len(rows(out)) == 1
@@ -145,7 +146,7 @@ def test_bad_csv_records(capsys, tmp_path, content, message):
     [
         ('{"abstract": "broken"', "not valid JSON (Expecting ',' delimiter)"),
         ('["a list"]', "a JSON list, not an object"),
-        ('{"title": "no abstract"}', "no 'abstract', not a string"),
+        ('{"title": "no abstract"}', "no 'abstract' field (fields: 'title'). Name the field that holds"),
         ('{"abstract": 42}', "'abstract' is a int, not a string"),
         ('{"abstract": "  "}', "empty abstract"),
     ],

@@ -144,9 +144,10 @@ def test_a_missing_path_is_an_error_before_anything_is_read(tmp_path):
         read_abstracts([SEEDS, tmp_path / "no-such.txt"])
 
 
-# Paragraph text: printable, no line or paragraph separators, never blank.
+# Paragraph text: printable, no line or paragraph separators, never blank (soft hyphens are
+# dropped), never starting with U+FEFF (at the start of a file, that is a byte-order mark).
 line = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=40).filter(
-    lambda s: s.strip()
+    lambda s: join_broken_words(s).strip() and not s.startswith("\ufeff")
 )
 paragraph = st.lists(line, min_size=1, max_size=4).map("\n".join)
 

@@ -1,0 +1,157 @@
+"""The files users have: other column names, delimiters, JSON arrays, compression, stdin."""
+
+import bz2
+import csv
+import gzip
+import io
+import json
+import lzma
+
+import pytest
+from conftest import run
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tagger.corpus import Columns, ReadReport, read_abstracts
+from tagger.errors import InputError
+
+RECORDS = [
+    {"abstract": "Robots learn to grasp cups from video.", "title": "Grasping", "id": "r1"},
+    {"abstract": "A regret bound for bandits with delays.", "title": "Bandits", "id": "r2"},
+]
+
+# Abstract text: printable, not blank, no line breaks (records on one line of JSON or CSV).
+text = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=60).filter(
+    lambda s: s.strip() and "\u00ad" not in s
+)
+records = st.lists(
+    st.fixed_dictionaries({"abstract": text, "id": st.from_regex(r"[a-z0-9]{1,8}", fullmatch=True)}),
+    min_size=1,
+    max_size=6,
+)
+
+
+def read(path, **options):
+    return [(a.id, a.text, a.title) for a in read_abstracts([path], **options)]
+
+
+def write_csv(path, header, rows, delimiter=","):
+    with open(path, "w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream, delimiter=delimiter)
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
+@pytest.mark.parametrize(
+    ("name", "delimiter"), [("eu.csv", ";"), ("tabs.tsv", "\t"), ("tabs.csv", "\t"), ("pipes.csv", "|")]
+)
+def test_the_delimiter_is_the_one_the_header_splits_on(tmp_path, name, delimiter):
+    path = tmp_path / name
+    write_csv(
+        path, ["Title", "Abstract", "ID"], [[r["title"], r["abstract"], r["id"]] for r in RECORDS], delimiter
+    )
+    assert read(path) == [(r["id"], r["abstract"], r["title"]) for r in RECORDS]
+
+
+def test_columns_are_named_by_option_and_matched_without_case(tmp_path):
+    path = tmp_path / "export.csv"
+    write_csv(
+        path, ["Paper Title", "Summary", "DOI"], [[r["title"], r["abstract"], r["id"]] for r in RECORDS], ";"
+    )
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == (
+        f"{path}:1: no 'abstract' column (columns: 'Paper Title', 'Summary', 'DOI'); did you mean 'Summary'? "
+        "Name the column that holds the abstracts with --column (and --title-column, --id-column)."
+    )
+    columns = Columns(abstract="summary", title="paper title", id="doi")
+    assert read(path, columns=columns) == [(r["id"], r["abstract"], r["title"]) for r in RECORDS]
+
+
+def test_the_command_line_takes_the_column_options(capsys, tmp_path):
+    path = tmp_path / "export.jsonl"
+    path.write_text(
+        "".join(json.dumps({"Abstract_Text": r["abstract"], "Ref": r["id"]}) + "\n" for r in RECORDS)
+    )
+    status, out, _ = run(capsys, "predict", path, "--column", "abstract_text", "--id-column", "REF")
+    assert status == 0 and [line.split(",")[2] for line in out.splitlines()[1:]] == ["r1", "r2"]
+
+
+@given(records, st.sampled_from([None, 2]), st.booleans())
+@settings(max_examples=40)
+def test_a_json_array_reads_like_json_lines(tmp_path_factory, items, indent, upper):
+    folder = tmp_path_factory.mktemp("json")
+    shaped = [{("ABSTRACT" if upper else "abstract"): r["abstract"], "Id": r["id"]} for r in items]
+    (folder / "a.json").write_text(json.dumps(shaped, indent=indent, ensure_ascii=False), encoding="utf-8")
+    (folder / "b.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in shaped), encoding="utf-8"
+    )
+    assert (
+        read(folder / "a.json")
+        == read(folder / "b.jsonl")
+        == [(r["id"], " ".join(r["abstract"].split()), "") for r in items]
+    )
+
+
+def test_bad_json_array_elements_are_bad_records(tmp_path):
+    path = tmp_path / "a.json"
+    path.write_text(
+        '[\n  {"abstract": "First."},\n  42,\n  {"title": "no abstract"},\n  {"abstract": "Last."}\n]\n'
+    )
+    report = ReadReport()
+    assert [a.text for a in read_abstracts([path], skip_bad=True, report=report)] == ["First.", "Last."]
+    assert [line.split(": ")[0] for line in report.skipped] == [f"{path}:3", f"{path}:4"]
+    path.write_text('{"abstract": "an object, not an array"}')
+    with pytest.raises(InputError, match=r"a.json:1: not a JSON array"):
+        read(path)
+    path.write_text('[{"abstract": "unclosed"}')
+    with pytest.raises(InputError, match=r"the JSON array is not closed"):
+        read(path)
+
+
+COMPRESS = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}
+
+
+@given(records, st.sampled_from(sorted(COMPRESS)), st.sampled_from([".jsonl", ".csv", ".txt"]))
+@settings(max_examples=30)
+def test_compressed_files_read_like_the_plain_ones(tmp_path_factory, items, compression, extension):
+    folder = tmp_path_factory.mktemp("compressed")
+    plain = folder / f"a{extension}"
+    if extension == ".jsonl":
+        plain.write_text("".join(json.dumps(r) + "\n" for r in items), encoding="utf-8")
+    elif extension == ".csv":
+        write_csv(plain, ["abstract", "id"], [[r["abstract"], r["id"]] for r in items])
+    else:
+        plain.write_text("\n\n".join(r["abstract"] + "." for r in items) + "\n", encoding="utf-8")
+    packed = folder / f"b{extension}{compression}"
+    packed.write_bytes(COMPRESS[compression](plain.read_bytes()))
+    assert read(packed) == read(plain)
+
+
+def test_a_damaged_compressed_file_is_a_bad_record(capsys, tmp_path):
+    (tmp_path / "a.jsonl.gz").write_bytes(b"not gzip at all")
+    (tmp_path / "b.jsonl").write_text(json.dumps(RECORDS[0]) + "\n")
+    status, _, err = run(capsys, "predict", tmp_path)
+    assert status == 2 and f"tagger: {tmp_path / 'a.jsonl.gz'}: damaged gzip data" in err
+    status, out, err = run(capsys, "predict", tmp_path, "--skip-bad")
+    assert status == 3 and len(out.splitlines()) == 2
+
+
+@pytest.mark.parametrize(
+    ("content", "fmt", "n"),
+    [
+        ("".join(json.dumps(r) + "\n" for r in RECORDS), "jsonl", 2),
+        (json.dumps(RECORDS, indent=1), "json", 2),
+        ("title;abstract\nA;Robots grasp cups.\nB;Bandits regret.\n", "csv", 2),
+        ("Robots grasp cups.\n\nBandits have regret.\n", None, 2),
+    ],
+)
+def test_stdin_is_read_in_the_format_it_is_in(content, fmt, n):
+    report = ReadReport()
+    abstracts = list(
+        read_abstracts(["-"], stdin=io.BufferedReader(io.BytesIO(content.encode())), report=report)
+    )
+    assert len(abstracts) == n
+    assert report.notes == (
+        [f"<stdin>: read as {fmt} (from its first line; --input-format says otherwise)"] if fmt else []
+    )
