@@ -155,3 +155,39 @@ def test_stdin_is_read_in_the_format_it_is_in(content, fmt, n):
     assert report.notes == (
         [f"<stdin>: read as {fmt} (from its first line; --input-format says otherwise)"] if fmt else []
     )
+
+
+def test_zstandard_files_are_read(tmp_path):
+    zstandard = pytest.importorskip("zstandard")
+    plain = tmp_path / "a.jsonl"
+    plain.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
+    (tmp_path / "b.jsonl.zst").write_bytes(zstandard.ZstdCompressor().compress(plain.read_bytes()))
+    assert read(tmp_path / "b.jsonl.zst") == read(plain)
+
+
+def test_parquet_files_are_read_a_batch_at_a_time(capsys, tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    frame = pd.DataFrame(
+        {
+            "Title": [r["title"] for r in RECORDS],
+            "Summary": [r["abstract"] for r in RECORDS],
+            "doi": ["d1", "d2"],
+        }
+    )
+    frame.to_parquet(tmp_path / "papers.parquet")
+    columns = Columns(abstract="summary", id="DOI")
+    assert read(tmp_path / "papers.parquet", columns=columns) == [
+        ("d1", RECORDS[0]["abstract"], "Grasping"),
+        ("d2", RECORDS[1]["abstract"], "Bandits"),
+    ]
+    status, out, _ = run(capsys, "predict", tmp_path / "papers.parquet", "--column", "Summary")
+    assert status == 0 and len(out.splitlines()) == 3
+    with pytest.raises(
+        InputError,
+        match=r"no 'abstract' column \(columns: 'Title', 'Summary', 'doi'\); did you mean 'Summary'\?",
+    ):
+        read(tmp_path / "papers.parquet")
+    (tmp_path / "broken.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(InputError, match="not a readable Parquet file"):
+        read(tmp_path / "broken.parquet")

@@ -14,7 +14,8 @@ from conftest import LABELS, ROOT
 
 from tagger import load_model
 from tagger.cli import main
-from tagger.corpus import Abstract, read_abstracts
+from tagger.corpus import Abstract, abstract_id, read_abstracts
+from tagger.errors import InputError
 from tagger.labelling import label_session, suggest
 from tagger.labels import add_label, load_areas, load_training_set
 
@@ -197,3 +198,26 @@ def test_suggest_prints_json_lines_for_scripts(tmp_path, capsys, shipped):
         assert record["source"] == str(path) and record["position"] == item.abstract.position
         assert record["margin"] == round(item.margin, 4)
         assert [g["area"] for g in record["guesses"]] == [area for area, _ in item.guesses()]
+
+
+def test_the_queue_sees_an_abstract_once_and_refuses_one_id_for_two(tmp_path, shipped):
+    with_id = tmp_path / "a.jsonl"
+    with_id.write_text(
+        json.dumps({"abstract": PILE[0], "id": "x1"}) + "\n" + json.dumps({"abstract": PILE[3]}) + "\n"
+    )
+    without = tmp_path / "b.txt"
+    without.write_text(PILE[0] + "\n")
+    queue = suggest(read_abstracts([with_id, without]), shipped, n=10)
+    assert sorted(item.abstract.text for item in queue) == sorted([PILE[0], PILE[3]])
+    # labelled under its file id, it is labelled under its hash too
+    assert [
+        item.abstract.text
+        for item in suggest(read_abstracts([without]), shipped, n=10, exclude={"x1", abstract_id(PILE[0])})
+    ] == []
+    clash = tmp_path / "c.jsonl"
+    clash.write_text(json.dumps({"abstract": PILE[4], "id": "x1"}) + "\n")
+    with pytest.raises(
+        InputError,
+        match=r"c.jsonl:1: id 'x1' names two different abstracts: this one and the one at .*a.jsonl:1",
+    ):
+        suggest(read_abstracts([with_id, clash]), shipped, n=10)
