@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -84,9 +85,26 @@ def _parser() -> argparse.ArgumentParser:
     inputs(predict, "abstracts to tag")
     model(predict)
     predict.add_argument(
-        "--format", choices=output.FORMATS, default="csv", help="output format (default csv)"
+        "--format", choices=output.FORMATS, help="output format (default: --output's extension, else csv)"
     )
-    predict.add_argument("--output", metavar="FILE", help="write here instead of stdout (atomically)")
+    predict.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout (atomically)")
+    predict.add_argument(
+        "--top-k",
+        metavar="K",
+        type=_checked("--top-k", low=1, integer=True),
+        help="add a tags column: the K most likely areas (with --min-confidence, those at least that likely)",
+    )
+    predict.add_argument(
+        "--min-confidence",
+        metavar="P",
+        type=_checked("--min-confidence", low=0.0, high=1.0),
+        help="add a tags column: every area at least this likely (with --top-k, at most K of them)",
+    )
+    predict.add_argument(
+        "--keep",
+        metavar="COLUMNS",
+        help="input columns to carry into the output, comma-separated (title,doi), or all",
+    )
     predict.add_argument(
         "--review-below",
         metavar="X",
@@ -177,6 +195,20 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _keep(value: str | None) -> tuple[str, ...]:
+    """--keep: the column names, or the readers' KEEP_ALL for 'all'."""
+    if value is None:
+        return ()
+    if value.strip().lower() == "all":
+        return corpus.KEEP_ALL
+    names = tuple(name.strip() for name in value.split(",") if name.strip())
+    if not names:
+        raise UsageError(
+            f"--keep {value!r} names no column", fix="Give column names, comma-separated, or all."
+        )
+    return names
+
+
 def _checked(name: str, **limits):
     """An argparse type: the option's value checked by :func:`tagger.checks.number`."""
     from .checks import number
@@ -222,21 +254,32 @@ def _predict(args: argparse.Namespace) -> int:
     report = corpus.ReadReport()
     areas: Counter[str] = Counter()
     needs_review = 0
-    blocks = tag_blocks(corpus.read_abstracts(args.paths, **_read_options(args, report)), model, jobs=jobs)
+    keep = _keep(args.keep)
+    options = _read_options(args, report)
+    options["columns"] = dataclasses.replace(options["columns"], keep=keep)
+    blocks = tag_blocks(corpus.read_abstracts(args.paths, **options), model, jobs=jobs)
+    output_format = output.format_for(args.output, args.format)
+    layout = output.Layout(args.top_k, args.min_confidence, keep)
     with (
         _signals_between_chunks() as check,
         contextlib.closing(blocks),
-        output.open_output(args.output, args.paths) as stream,
+        output.open_output(args.output, args.paths, binary=output_format == "parquet") as stream,
         _progress(args, report) as update,
     ):
-        writer = output.RowWriter(stream, args.format)
+        writer = output.RowWriter(stream, output_format, layout)
         for chunk, probabilities in blocks:
             check()
-            for row in output.rows(chunk, probabilities, model, threshold):
-                writer.write(row)
-                areas[row["area"]] += 1
-                needs_review += row["needs_review"]
+            chunk_rows = list(output.rows(chunk, probabilities, model, threshold, layout))
+            writer.write_rows(chunk_rows)
+            areas.update(row["area"] for row in chunk_rows)
+            needs_review += sum(row["needs_review"] for row in chunk_rows)
             update()
+        writer.close()
+    if writer.unwritten:
+        report.notes.append(
+            f"input column(s) {', '.join(sorted(writer.unwritten))} first seen after the output's "
+            "columns were fixed: not written (name them with --keep, or write JSON lines)"
+        )
     headings = f" ({len(report.headings)} heading(s) skipped)" if report.headings else ""
     per_area = ", ".join(f"{area} {n}" for area, n in areas.most_common())
     print(

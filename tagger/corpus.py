@@ -67,9 +67,13 @@ class Columns:
     title: str = "title"
     id: str = "id"
     area: str = "area"
+    keep: tuple[str, ...] = ()  # other columns carried into each Abstract's ``extra``; KEEP_ALL: every one
 
     def roles(self) -> dict[str, str]:
         return {"abstract": self.abstract, "title": self.title, "id": self.id, "area": self.area}
+
+
+KEEP_ALL = ("*",)
 
 
 class Abstract(NamedTuple):
@@ -83,6 +87,7 @@ class Abstract(NamedTuple):
     line: int
     title: str = ""
     area: str = ""
+    extra: dict | None = None  # input columns kept (see Columns.keep), by name
 
     @property
     def document(self) -> str:
@@ -493,6 +498,7 @@ def _make(
     id_: str = "",
     title: str = "",
     area: str = "",
+    extra: dict | None = None,
 ) -> Abstract:
     text = normalise_whitespace(join_broken_words(text))
     return Abstract(
@@ -503,6 +509,7 @@ def _make(
         line=line,
         title=normalise_whitespace(title) if title else "",
         area=area.strip(),
+        extra=extra,
     )
 
 
@@ -667,7 +674,10 @@ def _read_csv(source: _Source) -> Iterator[Abstract]:
             source.options.bad(problem)
             continue
         position += 1
-        yield _from_record(record, source.name, position, start)
+        keep = source.options.columns.keep
+        yield _from_record(
+            record, source.name, position, start, _kept(dict(zip(header, row)), keep) if keep else None
+        )
 
 
 def _record_problem(record: dict, where: str, fix: str) -> InputError | None:
@@ -680,7 +690,18 @@ def _record_problem(record: dict, where: str, fix: str) -> InputError | None:
     return _too_long(text, where)
 
 
-def _from_record(record: dict, source: str, position: int, line: int) -> Abstract:
+def _kept(fields: dict, keep: tuple[str, ...]) -> dict | None:
+    """The kept columns of a record (name -> value; as named in ``keep``, matched without
+    regard to case; every one for :data:`KEEP_ALL`), or None when nothing is kept."""
+    if not keep:
+        return None
+    if keep == KEEP_ALL:
+        return dict(fields)
+    by_lower = {str(name).lower(): value for name, value in reversed(list(fields.items()))}
+    return {name: by_lower.get(name.lower()) for name in keep}
+
+
+def _from_record(record: dict, source: str, position: int, line: int, extra: dict | None = None) -> Abstract:
     """An abstract from a record's fields (role -> value); an id may be any JSON scalar."""
     identifier, title, area = record.get("id"), record.get("title"), record.get("area")
     return _make(
@@ -691,6 +712,7 @@ def _from_record(record: dict, source: str, position: int, line: int) -> Abstrac
         id_="" if identifier is None else str(identifier).strip(),
         title=title if isinstance(title, str) else "",
         area=area if isinstance(area, str) else "",
+        extra=extra,
     )
 
 
@@ -744,7 +766,8 @@ def _read_jsonl(source: _Source) -> Iterator[Abstract]:
             source.options.bad(problem)
             continue
         position += 1
-        yield _from_record(record, source.name, position, number)
+        keep = source.options.columns.keep
+        yield _from_record(record, source.name, position, number, _kept(value, keep) if keep else None)
 
 
 def _read_json(source: _Source) -> Iterator[Abstract]:
@@ -821,7 +844,8 @@ def _read_json(source: _Source) -> Iterator[Abstract]:
             source.options.bad(problem)
             continue
         position += 1
-        yield _from_record(record, source.name, position, start)
+        keep = source.options.columns.keep
+        yield _from_record(record, source.name, position, start, _kept(value, keep) if keep else None)
 
 
 def _read_parquet(path: Path, options: _Options) -> Iterator[Abstract]:
@@ -859,12 +883,21 @@ def _read_parquet(path: Path, options: _Options) -> Iterator[Abstract]:
         return
     position = row_number = found = 0
     skipped = len(report.skipped)
-    for batch in table.iter_batches(columns=list(fields.values())):
+    keep = options.columns.keep
+    kept_names = (
+        []
+        if not keep
+        else names
+        if keep == KEEP_ALL
+        else [n for n in names if n.lower() in {k.lower() for k in keep}]
+    )
+    read = list(dict.fromkeys([*fields.values(), *kept_names]))
+    for batch in table.iter_batches(columns=read):
         report.bytes_read += batch.nbytes
-        columns = {role: batch.column(name).to_pylist() for role, name in fields.items()}
-        for values in zip(*columns.values()):
+        values_of = {name: batch.column(name).to_pylist() for name in read}
+        for i in range(batch.num_rows):
             row_number += 1
-            record = dict(zip(columns, values))
+            record = {role: values_of[name][i] for role, name in fields.items()}
             where = f"{path}:row {row_number}"
             problem = None
             if not isinstance(record["abstract"], str):
@@ -878,5 +911,6 @@ def _read_parquet(path: Path, options: _Options) -> Iterator[Abstract]:
             position += 1
             found += 1
             report.read += 1
-            yield _from_record(record, str(path), position, row_number)
+            extra = _kept({name: values_of[name][i] for name in kept_names}, keep) if keep else None
+            yield _from_record(record, str(path), position, row_number, extra)
     _note_if_empty(str(path), found, report, len(report.headings), skipped, empty=row_number == 0)

@@ -1,4 +1,9 @@
-"""Output rows: one per abstract, in input order, as CSV or JSON lines."""
+"""Output rows: one per abstract, in input order, as CSV, JSON lines or Parquet.
+
+A row holds :data:`COLUMNS`; with a :class:`Layout` asking for them, a ``tags`` column (every
+area that qualifies, ``area:probability;...`` in CSV, a list in JSON lines and Parquet) and
+input columns carried through (``--keep``).
+"""
 
 from __future__ import annotations
 
@@ -9,19 +14,20 @@ import json
 import os
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 import numpy as np
 
 from .atomic import atomic_write
-from .corpus import Abstract, format_of
+from .corpus import KEEP_ALL, Abstract, format_of
 from .errors import OutputError
 from .model import Model
 from .prediction import COLUMNS as PREDICTION_COLUMNS
-from .prediction import prediction_columns
+from .prediction import prediction_columns, top_areas
 
-FORMATS = ("csv", "jsonl")
+FORMATS = ("csv", "jsonl", "parquet")
 ABSTRACT_COLUMNS = ("source", "position", "id")
 COLUMNS = ABSTRACT_COLUMNS + PREDICTION_COLUMNS
 DIGITS = 4  # probabilities are written rounded to this many decimals
@@ -37,40 +43,136 @@ def prediction_table(probabilities: np.ndarray, model: Model, review_below: floa
     return {name: columns[name].tolist() for name in PREDICTION_COLUMNS}
 
 
+@dataclass(frozen=True)
+class Layout:
+    """What rows hold besides :data:`COLUMNS`: with ``top_k`` or ``min_confidence``, a
+    ``tags`` column (the ``top_k`` most likely areas, all if not given, of probability at
+    least ``min_confidence``); ``keep``: input columns carried through (by name; the
+    readers' ``KEEP_ALL`` for every one)."""
+
+    top_k: int | None = None
+    min_confidence: float | None = None
+    keep: tuple[str, ...] = ()
+
+    @property
+    def tags(self) -> bool:
+        return self.top_k is not None or self.min_confidence is not None
+
+
 def rows(
-    chunk: list[Abstract], probabilities: np.ndarray, model: Model, review_below: float | None
+    chunk: list[Abstract],
+    probabilities: np.ndarray,
+    model: Model,
+    review_below: float | None,
+    layout: Layout = Layout(),
 ) -> Iterator[dict]:
     """The output rows of a chunk of abstracts, from their calibrated probabilities: dicts
-    keyed by :data:`COLUMNS`."""
+    keyed by :data:`COLUMNS`, then ``tags`` and the kept columns if ``layout`` asks."""
     table = prediction_table(probabilities, model, review_below)
-    for abstract, *values in zip(chunk, *table.values()):
-        yield {
-            "source": abstract.source,
-            "position": abstract.position,
-            "id": abstract.id,
-            **dict(zip(table, values)),
-        }
+    tags = (
+        top_areas(probabilities, model.areas, layout.top_k, layout.min_confidence or 0.0)
+        if layout.tags
+        else None
+    )
+    for i, (abstract, *values) in enumerate(zip(chunk, *table.values())):
+        row = {"source": abstract.source, "position": abstract.position, "id": abstract.id}
+        row.update(zip(table, values))
+        if tags is not None:
+            row["tags"] = [{"area": area, "confidence": round(p, DIGITS)} for area, p in tags[i]]
+        if layout.keep:
+            for name, value in (abstract.extra or {}).items():  # never over a column of ours
+                row[f"input_{name}" if name in (*COLUMNS, "tags") else name] = value
+        yield row
+
+
+def format_for(path: str | Path | None, given: str | None) -> str:
+    """The output format: ``given``, else the one ``path``'s extension names, else CSV."""
+    if given:
+        return given
+    suffix = Path(str(path)).suffix.lower().lstrip(".") if path not in (None, "-") else ""
+    return suffix if suffix in FORMATS else "csv"
 
 
 class RowWriter:
-    """Writes rows (dicts keyed by :data:`COLUMNS`) to a text stream in one of :data:`FORMATS`."""
+    """Writes rows (see :func:`rows`) to a stream in one of :data:`FORMATS` (Parquet: a binary
+    stream, written a chunk at a time through pyarrow). The columns are fixed by the first
+    chunk: :data:`COLUMNS`, ``tags`` if the layout asks, then the kept columns (with
+    ``--keep all``, those of the first chunk's rows; a later column is written in JSON lines
+    and noted otherwise)."""
 
-    def __init__(self, stream: IO[str], output_format: str = "csv") -> None:
+    def __init__(self, stream: IO, output_format: str = "csv", layout: Layout = Layout()) -> None:
         self.stream = stream
         self.output_format = output_format
-        if output_format == "csv":
-            self._csv = csv.writer(stream, lineterminator="\n")
-            self._csv.writerow(COLUMNS)
+        self.layout = layout
+        self.columns: tuple[str, ...] | None = None
+        self.unwritten: set[str] = set()  # kept columns that came after the columns were fixed
+        self._csv = csv.writer(stream, lineterminator="\n") if output_format == "csv" else None
+        self._parquet = None
+        if output_format == "csv" and layout.keep != KEEP_ALL:
+            self._fix_columns([])
+
+    def _fix_columns(self, first: list[dict]) -> None:
+        kept: list[str] = list(self.layout.keep) if self.layout.keep != KEEP_ALL else []
+        if self.layout.keep == KEEP_ALL:
+            for row in first:
+                kept.extend(
+                    name for name in row if name not in COLUMNS and name != "tags" and name not in kept
+                )
+        extra = ("tags",) if self.layout.tags else ()
+        self.columns = COLUMNS + extra + tuple(name for name in kept if name not in COLUMNS + extra)
+        if self._csv is not None:
+            self._csv.writerow(self.columns)
+
+    def write_rows(self, rows: list[dict]) -> None:
+        if self.columns is None:
+            self._fix_columns(rows)
+        if self.output_format == "jsonl":
+            for row in rows:
+                self.stream.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+            return
+        self.unwritten.update(name for row in rows for name in row if name not in self.columns)
+        if self.output_format == "csv":
+            self._csv.writerows([[_cell(name, row.get(name)) for name in self.columns] for row in rows])
+        else:
+            self._write_parquet(rows)
 
     def write(self, row: dict) -> None:
-        if self.output_format == "csv":
-            self._csv.writerow([row[name] for name in COLUMNS])
-        else:
-            self.stream.write(json.dumps({name: row[name] for name in COLUMNS}, ensure_ascii=False) + "\n")
+        self.write_rows([row])
+
+    def _write_parquet(self, rows: list[dict]) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as parquet
+
+        table = pa.Table.from_pylist([{name: row.get(name) for name in self.columns} for row in rows])
+        if self._parquet is None:
+            self._parquet = parquet.ParquetWriter(self.stream, table.schema)
+        self._parquet.write_table(table.cast(self._parquet.schema))
+
+    def close(self) -> None:
+        if self._parquet is not None:
+            self._parquet.close()
+        elif self.output_format == "parquet":  # no rows: an empty file with the columns
+            import pyarrow as pa
+            import pyarrow.parquet as parquet
+
+            parquet.write_table(
+                pa.table({name: pa.array([], pa.string()) for name in self.columns or COLUMNS}), self.stream
+            )
+
+
+def _cell(name: str, value):
+    """A CSV cell: tags as ``area:probability;...``, nested values as JSON."""
+    if name == "tags":
+        return ";".join(f"{tag['area']}:{tag['confidence']}" for tag in value or [])
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return "" if value is None else value
 
 
 @contextlib.contextmanager
-def open_output(path: str | Path | None, inputs: Iterable[str | Path] = ()) -> Iterator[IO[str]]:
+def open_output(
+    path: str | Path | None, inputs: Iterable[str | Path] = (), binary: bool = False
+) -> Iterator[IO]:
     """Where output goes: stdout (``None`` or ``-``); a regular file (new, or replaced; a
     symlink's target) written atomically, complete or not at all; or a device, FIFO or other
     special file (``/dev/null``, ``/proc/self/fd/1``) written through as it is. Refused with
@@ -80,7 +182,7 @@ def open_output(path: str | Path | None, inputs: Iterable[str | Path] = ()) -> I
     if path is None or str(path) == "-":
         if sys.stdout is None:
             raise OutputError("standard output is closed", fix="Give --output FILE, or redirect stdout.")
-        yield sys.stdout
+        yield sys.stdout.buffer if binary else sys.stdout
         return
     if not str(path).strip():
         raise OutputError("the output file name is empty", fix="Give --output a file name, or - for stdout.")
@@ -88,9 +190,13 @@ def open_output(path: str | Path | None, inputs: Iterable[str | Path] = ()) -> I
     body_error: BaseException | None = None
     try:
         if target.exists() and not target.is_file():  # a device, FIFO, socket: write through
-            opened = open(target, "w", encoding="utf-8", newline="")  # noqa: SIM115 (the with below)
+            opened = (
+                open(target, "wb")  # noqa: SIM115 (the with below)
+                if binary
+                else open(target, "w", encoding="utf-8", newline="")  # noqa: SIM115
+            )
         else:
-            opened = atomic_write(target)
+            opened = atomic_write(target, "wb" if binary else "w")
         with opened as stream:
             try:
                 yield _NamedStream(stream, str(path))

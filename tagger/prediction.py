@@ -33,6 +33,13 @@ class Prediction:
     scores: dict[str, float]
     top_terms: tuple[tuple[str, float], ...] = ()
 
+    def top(self, k: int | None = 3, min_confidence: float = 0.0) -> list[tuple[str, float]]:
+        """The ``k`` most likely areas (all with ``k=None``) whose probability is at least
+        ``min_confidence``, most likely first: for papers that sit between areas."""
+        names = list(self.scores)
+        [tags] = top_areas(np.array([list(self.scores.values())]), names, k, min_confidence)
+        return tags
+
 
 def prediction_columns(
     probabilities: np.ndarray, areas: Sequence[str], review_threshold: float
@@ -53,6 +60,19 @@ def prediction_columns(
         "runner_up_confidence": probabilities[rows, second],
         "needs_review": confidence < review_threshold,
     }
+
+
+def top_areas(
+    probabilities: np.ndarray, areas: Sequence[str], k: int | None, min_confidence: float = 0.0
+) -> list[list[tuple[str, float]]]:
+    """Per row: the ``k`` most likely areas (every one with ``k=None``) whose probability is
+    at least ``min_confidence``, most likely first (of equal probabilities, the earlier area)."""
+    order = np.argsort(-probabilities, axis=1, kind="stable")[:, : k if k is not None else len(areas)]
+    chosen = np.take_along_axis(probabilities, order, axis=1)
+    return [
+        [(areas[i], p) for i, p in zip(row_order.tolist(), row_p.tolist()) if p >= min_confidence]
+        for row_order, row_p in zip(order, chosen)
+    ]
 
 
 def predictions(probabilities: np.ndarray, areas: Sequence[str], review_threshold: float) -> list[Prediction]:

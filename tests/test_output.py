@@ -1,5 +1,8 @@
 """Where ``--output`` writes: regular files atomically, special files through, inputs never."""
 
+import csv
+import io
+import json
 import os
 import stat
 import subprocess
@@ -8,6 +11,10 @@ import threading
 
 import pytest
 from conftest import SEEDS, run
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tagger
 
 ROWS = 38 + 1  # the seeds' rows and the header
 
@@ -117,3 +124,68 @@ def test_a_closed_stdout_is_one_clear_line(tmp_path):
     )
     assert result.returncode == 2
     assert result.stderr == "tagger: standard output is closed. Give --output FILE, or redirect stdout.\n"
+
+
+# -- what rows hold -------------------------------------------------------------------------------
+
+PAPERS = (
+    "title,abstract,doi,area\n"
+    "Grasping,Robots learn to grasp cups from human video with diffusion policies.,10.1/a,robotics\n"
+    "Bandits,A regret bound for bandits with delayed feedback.,10.1/b,theory\n"
+)
+
+
+@given(st.integers(1, 11), st.floats(0, 1), st.sampled_from(tagger.load_model().areas))
+def test_top_tags_are_the_most_likely_areas_above_the_floor(k, floor, word):
+    prediction = tagger.predict(f"{word} models for graphs and robots")
+    tags = prediction.top(k, floor)
+    assert len(tags) <= k and all(p >= floor for _, p in tags)
+    assert [p for _, p in tags] == sorted((p for _, p in tags), reverse=True)
+    expected = sorted(prediction.scores.items(), key=lambda item: -item[1])[:k]
+    assert tags == [(area, p) for area, p in expected if p >= floor]
+    if prediction.confidence >= floor:
+        assert tags[0] == (prediction.area, prediction.confidence)
+
+
+def test_tags_and_kept_columns_in_csv_and_json_lines(capsys, tmp_path):
+    papers = tmp_path / "papers.csv"
+    papers.write_text(PAPERS)
+    status, out, _ = run(capsys, "predict", papers, "--top-k", "2", "--keep", "Title,DOI")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert status == 0 and list(rows[0])[-3:] == ["tags", "Title", "DOI"]
+    assert [(r["Title"], r["DOI"]) for r in rows] == [("Grasping", "10.1/a"), ("Bandits", "10.1/b")]
+    for row in rows:
+        tags = [tag.split(":") for tag in row["tags"].split(";")]
+        assert len(tags) == 2 and tags[0] == [row["area"], row["confidence"]]
+    status, out, _ = run(
+        capsys, "predict", papers, "--min-confidence", "0.5", "--keep", "all", "-o", tmp_path / "t.jsonl"
+    )
+    rows = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    assert status == 0 and out == ""
+    assert [r["tags"] for r in rows] == [[{"area": r["area"], "confidence": r["confidence"]}] for r in rows]
+    assert (
+        rows[0]["doi"] == "10.1/a" and rows[0]["input_area"] == "robotics" and rows[0]["area"] == "robotics"
+    )
+
+
+def test_the_output_format_follows_the_extension(capsys, tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    papers = tmp_path / "papers.csv"
+    papers.write_text(PAPERS)
+    assert tag(capsys, "-o", str(tmp_path / "t.csv"))[0] == 0
+    assert tag(capsys, "-o", str(tmp_path / "t.jsonl"))[0] == 0
+    assert tag(capsys, "-o", str(tmp_path / "t.parquet"))[0] == 0
+    assert tag(capsys, "-o", str(tmp_path / "forced.txt"), "--format", "jsonl")[0] == 0
+    from_csv = pd.read_csv(tmp_path / "t.csv", dtype={"id": str})
+    from_jsonl = pd.read_json(tmp_path / "t.jsonl", lines=True, dtype={"id": str})
+    from_parquet = pd.read_parquet(tmp_path / "t.parquet")
+    assert len(from_csv) == 38
+    pd.testing.assert_frame_equal(from_csv, from_parquet, check_dtype=False)
+    pd.testing.assert_frame_equal(from_csv, from_jsonl, check_dtype=False)
+    assert (tmp_path / "forced.txt").read_text().startswith('{"source"')
+    status, _, _ = run(
+        capsys, "predict", papers, "--top-k", "3", "--keep", "doi", "-o", tmp_path / "k.parquet"
+    )
+    frame = pd.read_parquet(tmp_path / "k.parquet")
+    assert status == 0 and list(frame.columns)[-2:] == ["tags", "doi"] and len(frame["tags"][0]) == 3
