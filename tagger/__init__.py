@@ -19,7 +19,14 @@ if TYPE_CHECKING:
     from .model import Model, load_model
     from .prediction import Prediction
 
-_LAZY = {"Model": "model", "Prediction": "prediction", "load_model": "model", "TaggerError": "errors"}
+_LAZY = {
+    "Model": "model",
+    "Prediction": "prediction",
+    "load_model": "model",
+    "TaggerError": "errors",
+    "TaggerClassifier": "estimator",
+    "tag_dataframe": "frames",
+}
 
 
 def __getattr__(name: str):
@@ -43,10 +50,14 @@ def predict(texts, *, model: Model | None = None, review_below: float | None = N
     return (model or load_model()).predict(texts, review_below=review_below, explain=explain)
 
 
-def train(data=None, *, labels="labels", abstracts=("seeds",), settings=None, unlabelled=None) -> Model:
+def train(
+    data=None, areas=None, *, labels="labels", abstracts=("seeds",), settings=None, unlabelled=None
+) -> Model:
     """Train a model: on the taxonomy and hand labels in ``labels`` joined with the abstract
-    files in ``abstracts`` (the default, as in this repository), or on ``data``, a user's own
-    labelled ``.csv`` / ``.jsonl`` file with ``abstract`` and ``area`` columns.
+    files in ``abstracts`` (the default, as in this repository), or on ``data``: a user's own
+    labelled ``.csv`` / ``.jsonl`` file with ``abstract`` and ``area`` columns, a pandas
+    dataframe with those columns (and optionally ``title``), or a list of abstracts with
+    their ``areas`` in a second list.
     ``unlabelled``: abstract files or folders (a path or a list of them) without labels, such
     as the pile you are about to tag, to learn from as well (self-training).
     Save it with ``model.save("models")``."""
@@ -54,8 +65,41 @@ def train(data=None, *, labels="labels", abstracts=("seeds",), settings=None, un
     from .labels import load_training_set, read_labelled_file
     from .training import train as fit
 
-    training_set = read_labelled_file(data) if data is not None else load_training_set(labels, abstracts)
+    if data is None:
+        training_set = load_training_set(labels, abstracts)
+    elif isinstance(data, (str, os.PathLike)):
+        training_set = read_labelled_file(data)
+    else:
+        training_set = _labelled_data(data, areas)
     if isinstance(unlabelled, (str, os.PathLike)):
         unlabelled = [unlabelled]
     pile = [a.document for a in read_abstracts(unlabelled)] if unlabelled else None
     return fit(training_set, settings, pile)
+
+
+def _labelled_data(data, areas):
+    """A training set from a dataframe (``abstract``, ``area``, optional ``title``) or from
+    a list of abstracts and a list of ``areas``."""
+    from .corpus import document
+    from .errors import UsageError
+    from .frames import documents
+    from .labels import labelled_set
+
+    if hasattr(data, "columns"):
+        if areas is not None or "area" not in data.columns:
+            raise UsageError(
+                "a dataframe to train on needs an 'area' column", fix="Name the labels' column area."
+            )
+        docs, present = documents(data, "abstract", "title" if "title" in data.columns else None)
+        if not present.all():
+            raise UsageError(f"{(~present).sum()} row(s) have no abstract", fix="Fill them in or drop them.")
+        return labelled_set(docs, data["area"].astype(str).str.strip().tolist(), "dataframe")
+    if areas is None or isinstance(data, (str, bytes)):
+        raise UsageError(
+            "train takes a labelled file, a dataframe, or a list of abstracts with a list of areas",
+            fix="For lists: tagger.train(abstracts, areas).",
+        )
+    texts, areas = list(data), [str(area) for area in areas]
+    if not all(isinstance(text, str) for text in texts):
+        raise UsageError("the abstracts must be strings", fix="Pass a list of str.")
+    return labelled_set([document(text) for text in texts], areas, "lists")

@@ -23,15 +23,6 @@ from .errors import UsageError
 from .model import Model, load_model
 from .prediction import COLUMNS as PREDICTION_COLUMNS
 
-# The dtype of each prediction column in a dataframe.
-DTYPES = {
-    "area": str,
-    "confidence": float,
-    "runner_up": str,
-    "runner_up_confidence": float,
-    "needs_review": bool,
-}
-
 
 def _dask():
     try:
@@ -83,19 +74,33 @@ def _tag_text_partition(texts, model: Model, review_below: float | None) -> list
 
 
 def tag_dataframe(
-    frame, column: str = "abstract", model: Model | None = None, *, review_below: float | None = None
+    frame,
+    column: str = "abstract",
+    title_column: str | None = None,
+    model: Model | None = None,
+    *,
+    review_below: float | None = None,
 ):
-    """A dask dataframe with a text column -> the same dataframe with the columns ``area``,
-    ``confidence``, ``runner_up``, ``runner_up_confidence`` and ``needs_review`` added."""
+    """A dask dataframe with a text column (and optionally a title column) -> the same
+    dataframe with the prediction columns added, partition by partition, by
+    :func:`tagger.frames.tag_dataframe` (the same values as with pandas and the command
+    line)."""
+    from . import frames
+
     dask = _dask()
     shared = dask.delayed(model or load_model(), pure=True)
-    meta = frame._meta.assign(**{name: np.array([], dtype=DTYPES[name]) for name in PREDICTION_COLUMNS})
-    return frame.map_partitions(_tag_frame_partition, column, shared, review_below, meta=meta)
+    meta = frame._meta.assign(
+        **{name: np.array([], dtype=frames.DTYPES[name]) for name in PREDICTION_COLUMNS}
+    )
+    return frame.map_partitions(_tag_frame_partition, column, title_column, shared, review_below, meta=meta)
 
 
-def _tag_frame_partition(frame, column: str, model: Model, review_below: float | None):
-    table = _table(frame[column].fillna("").astype(str).tolist(), model, review_below)
-    return frame.assign(**{name: np.array(values, dtype=DTYPES[name]) for name, values in table.items()})
+def _tag_frame_partition(
+    frame, column: str, title_column: str | None, model: Model, review_below: float | None
+):
+    from .frames import tag_dataframe as tag_pandas
+
+    return tag_pandas(frame, column, title_column, model, review_below=review_below)
 
 
 def _table(texts: list[str], model: Model, review_below: float | None) -> dict[str, list]:

@@ -92,7 +92,23 @@ class Abstract(NamedTuple):
     @property
     def document(self) -> str:
         """What the classifier reads: the title (when the file has one) and the abstract."""
-        return f"{self.title}. {self.text}" if self.title else self.text
+        return _with_title(self.title, self.text)
+
+
+def document(text: str, title: str = "") -> str:
+    """What the classifier reads for an abstract and its title from anywhere (a dataframe, a
+    list): the same as :attr:`Abstract.document` for the same text read from a file."""
+    return _with_title(normalise_whitespace(title) if title else "", _clean(text))
+
+
+def _with_title(title: str, text: str) -> str:
+    return f"{title}. {text}" if title else text
+
+
+def _clean(text: str) -> str:
+    """An abstract's text as tagger keeps it: words broken at line ends joined, whitespace
+    normalised."""
+    return normalise_whitespace(join_broken_words(text))
 
 
 @dataclass
@@ -500,7 +516,7 @@ def _make(
     area: str = "",
     extra: dict | None = None,
 ) -> Abstract:
-    text = normalise_whitespace(join_broken_words(text))
+    text = _clean(text)
     return Abstract(
         id=id_ or _id_of_normalised(text),
         text=text,

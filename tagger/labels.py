@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import atomic_write
-from .corpus import Abstract, read_abstracts
+from .corpus import Abstract, abstract_id, read_abstracts
 from .errors import LabelError
 from .locking import locked
 
@@ -226,9 +226,7 @@ def load_training_set(
 def read_labelled_file(path: str | Path) -> TrainingSet:
     """A user's own labelled corpus: a .csv or .jsonl file with ``abstract`` and ``area``.
     The areas are the distinct values of ``area``; they have no descriptions."""
-    texts: list[str] = []
-    labels: list[str] = []
-    ids: list[str] = []
+    abstracts = []
     for abstract in read_abstracts([path]):
         if not abstract.area:
             raise LabelError(
@@ -236,21 +234,38 @@ def read_labelled_file(path: str | Path) -> TrainingSet:
                 where=f"{abstract.source}:{abstract.line}",
                 fix="Every row needs an 'area' value.",
             )
-        texts.append(abstract.document)
-        labels.append(abstract.area)
-        ids.append(abstract.id)
-    slugs = sorted(set(labels))
+        abstracts.append(abstract)
+    return labelled_set(
+        [a.document for a in abstracts], [a.area for a in abstracts], str(path), ids=[a.id for a in abstracts]
+    )
+
+
+def labelled_set(
+    documents: Sequence[str],
+    areas: Sequence[str],
+    origin: str,
+    *,
+    ids: Sequence[str] | None = None,
+    order: Sequence[str] | None = None,
+) -> TrainingSet:
+    """A training set of labelled documents (title and abstract) without area descriptions:
+    the areas are the distinct labels (sorted, or in ``order``)."""
+    if len(documents) != len(areas):
+        raise LabelError(
+            f"{len(documents)} abstracts but {len(areas)} areas", where=origin, fix="Give one area each."
+        )
+    slugs = list(order) if order is not None else sorted(set(areas))
     if len(slugs) < 2:
         raise LabelError(
-            f"{len(slugs)} distinct area(s)", where=str(path), fix="A classifier needs at least two areas."
+            f"{len(slugs)} distinct area(s)", where=origin, fix="A classifier needs at least two areas."
         )
     return TrainingSet(
         areas=tuple(Area(slug, slug) for slug in slugs),
-        texts=tuple(texts),
-        labels=tuple(labels),
-        ids=tuple(ids),
+        texts=tuple(documents),
+        labels=tuple(areas),
+        ids=tuple(ids) if ids is not None else tuple(abstract_id(text) for text in documents),
         use_descriptions=False,
-        origin=str(path),
+        origin=origin,
     )
 
 

@@ -1,0 +1,98 @@
+"""tagger as a scikit-learn estimator: ``TaggerClassifier`` fits the tagger recipe (TF-IDF,
+a linear classifier, calibration by cross-validation) on texts and labels, and works inside
+``Pipeline``, ``cross_val_score`` and ``GridSearchCV``. Its fitted ``model_`` is a tagger
+model: ``clf.model_.save("models")`` and ``tagger predict --model models`` tag with it.
+
+It takes text: ``X`` is a sequence of strings (a list, a pandas Series, a 1-D array, or a
+2-D array or dataframe with one column of them). scikit-learn's generic checks feed numeric
+matrices; those cannot pass (see ``tests/test_estimator.py`` for the list and why).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .corpus import document
+from .errors import UsageError
+from .labels import labelled_set
+from .settings import TrainingSettings
+
+
+class TaggerClassifier(ClassifierMixin, BaseEstimator):
+    """The tagger recipe as a classifier of texts; the parameters are those of
+    :class:`tagger.settings.TrainingSettings` that apply without area descriptions."""
+
+    def __init__(
+        self,
+        ngram_max: int = 2,
+        sublinear_tf: bool = True,
+        min_df: int = 1,
+        C: float = 10.0,
+        balance_areas: bool = True,
+        review_accuracy: float = 0.9,
+        max_iter: int = 5000,
+    ) -> None:
+        self.ngram_max = ngram_max
+        self.sublinear_tf = sublinear_tf
+        self.min_df = min_df
+        self.C = C
+        self.balance_areas = balance_areas
+        self.review_accuracy = review_accuracy
+        self.max_iter = max_iter
+
+    def fit(self, X, y):
+        """Fit on texts ``X`` and their labels ``y`` (any hashable values)."""
+        from .training import train
+
+        texts = _texts(X)
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != len(texts):
+            raise UsageError(
+                f"y has shape {y.shape}, expected ({len(texts)},)", fix="Give one label per text."
+            )
+        self.classes_ = np.unique(y)
+        slugs = [str(c) for c in self.classes_]
+        if len(set(slugs)) != len(slugs):
+            raise UsageError("two labels read the same as text", fix="Use labels that differ as strings.")
+        settings = TrainingSettings(**self.get_params())
+        training_set = labelled_set(texts, [str(v) for v in y], "TaggerClassifier.fit", order=slugs)
+        self.model_ = train(training_set, settings)
+        self.n_features_in_ = 1
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Calibrated probabilities, one column per class of ``classes_``."""
+        check_is_fitted(self, "model_")
+        return self.model_.predict_proba(_texts(X))
+
+    def predict(self, X) -> np.ndarray:
+        probabilities = self.predict_proba(X)
+        return self.classes_[probabilities.argmax(axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True
+        return tags
+
+
+def _texts(X) -> list[str]:
+    """The documents of ``X``: a sequence of strings, or a table of one column of them."""
+    if isinstance(X, str) or X is None:
+        raise UsageError(f"X is {type(X).__name__}, not a sequence of texts", fix="Pass a list of strings.")
+    if hasattr(X, "columns"):  # a dataframe: its one column
+        if len(X.columns) != 1:
+            raise UsageError(f"X has {len(X.columns)} columns", fix="Pass one column of texts.")
+        X = X.iloc[:, 0]
+    values = np.asarray(X, dtype=object)
+    if values.ndim == 2 and values.shape[1] == 1:
+        values = values[:, 0]
+    if values.ndim != 1:
+        raise UsageError(
+            f"X has shape {values.shape}, not a sequence of texts", fix="Pass a list of strings."
+        )
+    bad = next((v for v in values if not isinstance(v, str)), None)
+    if bad is not None:
+        raise UsageError(f"X holds a {type(bad).__name__}, not text", fix="Pass a list of strings.")
+    return [document(text) for text in values]

@@ -1,0 +1,133 @@
+"""TaggerClassifier: the tagger recipe inside scikit-learn's tools, and scikit-learn's own checks."""
+
+import warnings
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import LABELS, SEEDS
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import Pipeline
+from sklearn.utils.estimator_checks import check_estimator
+
+import tagger
+from tagger.errors import TaggerError
+from tagger.labels import load_training_set
+
+
+@pytest.fixture(scope="module")
+def seeds():
+    """The seed abstracts of the areas with three or more of them (cross-validation needs two
+    of each area in every training fold)."""
+    training_set = load_training_set(LABELS, [SEEDS])
+    counts = Counter(training_set.labels)
+    keep = [i for i, label in enumerate(training_set.labels) if counts[label] >= 3]
+    return [training_set.texts[i] for i in keep], [training_set.labels[i] for i in keep]
+
+
+def test_it_fits_predicts_and_becomes_a_tagger_model(seeds, tmp_path):
+    X, y = seeds
+    clf = tagger.TaggerClassifier(C=3.0).fit(X, y)
+    assert list(clf.classes_) == sorted(set(y)) and list(clf.model_.areas) == list(clf.classes_)
+    probabilities = clf.predict_proba(X)
+    assert probabilities.shape == (len(X), len(set(y))) and np.allclose(probabilities.sum(axis=1), 1)
+    assert list(clf.predict(X)) == [clf.classes_[i] for i in probabilities.argmax(axis=1)]
+    assert clf.model_.card.settings.C == 3.0
+    clf.model_.save(tmp_path / "model")
+    assert tagger.predict(X[:3], model=tagger.load_model(tmp_path / "model")) == clf.model_.predict(X[:3])
+
+
+def test_labels_of_any_type_come_back_as_given(seeds):
+    X, y = seeds
+    numbers = {area: i for i, area in enumerate(sorted(set(y)))}
+    clf = tagger.TaggerClassifier().fit(pd.Series(X), np.array([numbers[a] for a in y]))
+    assert clf.classes_.dtype.kind == "i" and set(clf.predict(X)) <= set(numbers.values())
+    assert (clf.predict(pd.DataFrame({"text": X})) == clf.predict(X)).all()
+
+
+def test_it_works_in_pipelines_cross_validation_and_grid_search(seeds):
+    X, y = seeds
+    scores = cross_val_score(tagger.TaggerClassifier(), X, y, cv=3)
+    assert len(scores) == 3 and all(0 <= s <= 1 for s in scores)
+    search = GridSearchCV(Pipeline([("tagger", tagger.TaggerClassifier())]), {"tagger__C": [1.0, 10.0]}, cv=3)
+    search.fit(X, y)
+    assert search.best_params_["tagger__C"] in (1.0, 10.0)
+    assert clone(tagger.TaggerClassifier(ngram_max=1)).get_params()["ngram_max"] == 1
+
+
+@pytest.mark.parametrize("X", ["one string", [1, 2, 3], np.zeros((3, 2)), None])
+def test_what_is_not_text_is_refused(seeds, X):
+    with pytest.raises(TaggerError, match="text"):
+        tagger.TaggerClassifier().fit(X, ["a", "b", "c"])
+
+
+# scikit-learn's generic checks feed numeric matrices; a classifier of text refuses them with
+# its own error, so these cannot pass. Every other check must.
+NUMERIC_INPUT = "feeds numeric matrices; TaggerClassifier takes texts and refuses them"
+EXPECTED_FAILURES = {
+    **dict.fromkeys(
+        [
+            "check_fit_score_takes_y",
+            "check_estimators_overwrite_params",
+            "check_dont_overwrite_parameters",
+            "check_estimators_fit_returns_self",
+            "check_readonly_memmap_input",
+            "check_n_features_in_after_fitting",
+            "check_estimators_dtypes",
+            "check_complex_data",
+            "check_dtype_object",
+            "check_pipeline_consistency",
+            "check_estimators_pickle",
+            "check_f_contiguous_array_estimator",
+            "check_classifier_data_not_an_array",
+            "check_classifiers_classes",
+            "check_supervised_y_2d",
+            "check_non_transformer_estimators_n_iter",
+            "check_methods_sample_order_invariance",
+            "check_methods_subset_invariance",
+            "check_fit2d_1sample",
+            "check_fit2d_1feature",
+            "check_dict_unchanged",
+            "check_fit_idempotent",
+            "check_fit_check_is_fitted",
+            "check_n_features_in",
+            "check_fit1d",
+            "check_fit2d_predict1d",
+            "check_requires_y_none",
+            "check_estimator_sparse_tag",
+            "check_estimator_sparse_array",
+            "check_estimator_sparse_matrix",
+        ],
+        NUMERIC_INPUT,
+    ),
+    **dict.fromkeys(
+        [
+            "check_positive_only_tag_during_fit",
+            "check_estimators_empty_data_messages",
+            "check_estimators_nan_inf",
+            "check_classifiers_train",
+            "check_classifiers_regression_target",
+            "check_supervised_y_no_nan",
+            "check_classifiers_one_label",
+        ],
+        "expects scikit-learn's ValueError messages for bad numeric input; tagger's errors say what, "
+        "where and what to do (a TaggerError)",
+    ),
+}
+
+
+def test_scikit_learns_checks_pass_except_those_for_numeric_input():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(tagger.TaggerClassifier(), on_fail=None, on_skip=None)
+    failed = {r["check_name"] for r in results if r["status"] == "failed"}
+    passed = {r["check_name"] for r in results if r["status"] == "passed"}
+    assert failed <= set(EXPECTED_FAILURES), failed - set(EXPECTED_FAILURES)
+    assert {
+        "check_estimators_unfitted",
+        "check_get_params_invariance",
+        "check_set_params",
+        "check_estimator_cloneable",
+    } <= passed
