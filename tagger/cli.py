@@ -70,6 +70,14 @@ def _parser() -> argparse.ArgumentParser:
             "--labels", metavar="DIR", default="labels", help="taxonomy and hand labels (default labels)"
         )
 
+    def own_labels(command: argparse.ArgumentParser) -> None:
+        command.add_argument(
+            "--data",
+            metavar="FILE",
+            help="your own labelled .csv/.jsonl (the one 'train --data' read): answers go there, "
+            "its abstracts count as labelled",
+        )
+
     def training_data(command: argparse.ArgumentParser) -> None:
         command.add_argument("--data", metavar="FILE", help="labelled .csv/.jsonl with 'abstract' and 'area'")
         labels(command)
@@ -146,6 +154,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     model(suggest)
     labels(suggest)
+    own_labels(suggest)
     suggest.add_argument(
         "--abstracts",
         metavar="DIR",
@@ -161,6 +170,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     model(label)
     labels(label)
+    own_labels(label)
     label.add_argument(
         "--abstracts",
         metavar="DIR",
@@ -408,7 +418,13 @@ def _queue(args: argparse.Namespace, model, report: corpus.ReadReport):
     from .labelling import suggest
 
     abstracts = corpus.read_abstracts(args.paths, **_read_options(args, report))
-    return suggest(abstracts, model, args.n, exclude=_labelled_ids(args.labels, args.abstracts))
+    if args.data:
+        from .labels import labelled_file_ids
+
+        labelled = labelled_file_ids(args.data)
+    else:
+        labelled = _labelled_ids(args.labels, args.abstracts)
+    return suggest(abstracts, model, args.n, exclude=labelled)
 
 
 def _suggest(args: argparse.Namespace) -> int:
@@ -428,15 +444,33 @@ def _suggest(args: argparse.Namespace) -> int:
 
 def _label(args: argparse.Namespace) -> int:
     from .labelling import label_session
-    from .labels import AREAS_FILE, LABELS_FILE, add_label, load_areas
+    from .labels import (
+        AREAS_FILE,
+        LABELS_FILE,
+        Area,
+        add_label,
+        add_to_labelled_file,
+        load_areas,
+        remove_label,
+    )
 
-    areas = load_areas(Path(args.labels) / AREAS_FILE)
     model = _load_model(args.model)
-    if set(model.areas) - {area.slug for area in areas}:
-        raise UsageError(
-            f"the model's areas differ from {Path(args.labels) / AREAS_FILE}",
-            fix="Retrain with 'tagger train', or point --model at a model of these areas.",
-        )
+    if args.data:  # the user's own areas and labelled file
+        areas = tuple(Area(slug, slug) for slug in model.areas)
+        saved_to = Path(args.data)
+    else:
+        if not model.card.training_data.uses_area_descriptions:
+            raise UsageError(
+                f"the model was trained on your own labelled file ({model.card.training_data.origin})",
+                fix="Give that file with --data: answers are added to it.",
+            )
+        areas = load_areas(Path(args.labels) / AREAS_FILE)
+        saved_to = Path(args.labels) / LABELS_FILE
+        if set(model.areas) - {area.slug for area in areas}:
+            raise UsageError(
+                f"the model's areas differ from {Path(args.labels) / AREAS_FILE}",
+                fix="Retrain with 'tagger train', or give your own labelled file with --data.",
+            )
     stored = (
         {a.id for a in corpus.read_abstracts([args.abstracts])} if Path(args.abstracts).is_dir() else set()
     )
@@ -445,10 +479,19 @@ def _label(args: argparse.Namespace) -> int:
     status = _report_reading(report)
 
     def save(abstract: corpus.Abstract, area: str) -> None:
-        earlier = add_label(args.labels, args.abstracts, abstract, area, stored=abstract.id in stored)
-        stored.add(abstract.id)
+        if args.data:
+            earlier = add_to_labelled_file(args.data, abstract, area)
+        else:
+            earlier = add_label(args.labels, args.abstracts, abstract, area, stored=abstract.id in stored)
+            stored.add(abstract.id)
         if earlier:
             print(f"  (replaces the earlier label {earlier})", flush=True)
+
+    def unsave(abstract: corpus.Abstract) -> None:
+        if args.data:
+            add_to_labelled_file(args.data, abstract, None)
+        else:
+            remove_label(args.labels, abstract)
 
     def ask(prompt: str) -> str:
         if sys.stdin.isatty():
@@ -466,8 +509,7 @@ def _label(args: argparse.Namespace) -> int:
         print("nothing to label: every abstract given is labelled already", file=sys.stderr)
         return status
     print(f"{len(queue)} abstract(s) to label, most useful first. Answers are saved at once.", flush=True)
-    result = label_session(queue, areas, save, ask, say)
-    saved_to = Path(args.labels) / LABELS_FILE
+    result = label_session(queue, areas, save, ask, say, unsave=unsave)
     print(
         f"labelled {len(result.labelled)}, skipped {result.skipped}; saved to {saved_to}. "
         "Retrain with 'tagger train'.",

@@ -153,7 +153,8 @@ class SessionResult:
 
 
 HELP = (
-    "  {keys}: accept that guess · a slug (or its start): that area · a: list all areas · s: skip · q: quit"
+    "  {keys}: accept that guess · a slug (or its start): that area · a: list all areas · s: skip · "
+    "u: undo the last answer · q: quit"
 )
 
 
@@ -164,17 +165,24 @@ def label_session(
     ask: Callable[[str], str],
     say: Callable[[str], None],
     width: int = 88,
+    unsave: Callable[[Abstract], None] | None = None,
 ) -> SessionResult:
     """Show each abstract in ``queue`` with its numbered guesses and ask for its area;
-    ``save`` is called at once with every answer. ``ask`` returns the answer typed (raising
-    EOFError at the end of input, which ends the session like ``q``)."""
+    ``save`` is called at once with every answer, and ``unsave`` with the abstract of an
+    answer undone (``u``: the session goes back to it). ``ask`` returns the answer typed
+    (raising EOFError at the end of input, which ends the session like ``q``). Each abstract
+    is shown with its file and its position there, as ``tagger predict`` numbers it."""
     result = SessionResult()
     slugs = [area.slug for area in areas]
-    for number, item in enumerate(queue, start=1):
+    answered: list[int] = []  # queue indices answered, in order (for undo)
+    index = 0
+    while index < len(queue):
+        item = queue[index]
         guesses = item.guesses()
         abstract = item.abstract
         say("")
-        say(f"[{number}/{len(queue)}] {abstract.source}:{abstract.line}  id {abstract.id}")
+        where = f"{abstract.source} #{abstract.position} (line {abstract.line})"
+        say(f"[{index + 1}/{len(queue)}] {where}  id {abstract.id}")
         if abstract.title:
             say(textwrap.fill(abstract.title, width))
         say(textwrap.fill(abstract.text, width))
@@ -191,6 +199,16 @@ def label_session(
                 return result
             if answer == "s":
                 result.skipped += 1
+                index += 1
+                break
+            if answer == "u":
+                if not answered or unsave is None:
+                    say("  nothing to undo")
+                    continue
+                index = answered.pop()
+                unsave(queue[index].abstract)
+                undone = result.labelled.pop()
+                say(f"  undone: {undone[1]} for {undone[0]}")
                 break
             if answer == "a":
                 say("  " + "  ".join(f"{area.slug} ({area.name})" for area in areas))
@@ -203,7 +221,9 @@ def label_session(
                 continue
             save(abstract, choice)
             result.labelled.append((abstract.id, choice))
+            answered.append(index)
             say(f"  labelled {choice}")
+            index += 1
             break
     return result
 

@@ -336,3 +336,90 @@ def add_label(
         _append(labels, old, row.getvalue())
     replaced = [a for a in earlier if a != area]
     return replaced[-1] if replaced else None
+
+
+def remove_label(labels_dir: str | Path, abstract: Abstract) -> None:
+    """Take back a hand label (``tagger label``'s undo): its row leaves ``labels.csv``; the
+    abstract's text stays where it is kept (a text without a label is not trained on)."""
+    labels = Path(labels_dir) / LABELS_FILE
+    with locked(labels_dir):
+        if labels.exists():
+            text, removed = _without_label(labels.read_text(encoding="utf-8"), abstract.id)
+            if removed:
+                with atomic_write(labels) as stream:
+                    stream.write(text)
+
+
+# -- a user's own labelled file (train --data) --------------------------------------------
+
+
+def labelled_file_ids(path: str | Path) -> set[str]:
+    """The ids of the abstracts in a user's labelled file, and the hashes of their texts."""
+    if not Path(path).exists():
+        return set()
+    return {key for a in read_abstracts([path]) for key in (a.id, abstract_id(a.text))}
+
+
+def add_to_labelled_file(path: str | Path, abstract: Abstract, area: str | None) -> str | None:
+    """Add ``abstract`` with ``area`` to a user's labelled ``.csv`` or ``.jsonl`` file (made
+    if missing), replacing an earlier record of the same abstract (same id or same text), under
+    a lock on its folder and atomically; with ``area=None``, only remove it (undo). Returns the
+    earlier area it replaced, if it differed."""
+    path = Path(path)
+    rewrite = {".jsonl": _rewrite_jsonl, ".csv": _rewrite_csv}.get(path.suffix.lower())
+    if rewrite is None:
+        raise LabelError("a labelled file must be .csv or .jsonl", where=str(path), fix="Rename it.")
+    with locked(path.parent):
+        old = path.read_text(encoding="utf-8-sig") if path.exists() else ""
+        content, earlier = rewrite(old, abstract, area, str(path))
+        with atomic_write(path) as out:
+            out.write(content)
+    replaced = [a for a in earlier if a and a != area]
+    return replaced[-1] if replaced and area is not None else None
+
+
+def _same(abstract: Abstract, identifier, text) -> bool:
+    return str(identifier).strip() == abstract.id or abstract_id(str(text or "")) == abstract_id(
+        abstract.text
+    )
+
+
+def _rewrite_jsonl(old: str, abstract: Abstract, area: str | None, where: str) -> tuple[str, list[str]]:
+    kept, earlier = [], []
+    for line in old.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if isinstance(record, dict) and _same(abstract, record.get("id"), record.get("abstract")):
+            earlier.append(str(record.get("area", "")))
+        else:
+            kept.append(line + "\n")
+    if area is not None:
+        record = {"id": abstract.id, "title": abstract.title, "abstract": abstract.text, "area": area}
+        kept.append(json.dumps(record, ensure_ascii=False) + "\n")
+    return "".join(kept), earlier
+
+
+def _rewrite_csv(old: str, abstract: Abstract, area: str | None, where: str) -> tuple[str, list[str]]:
+    rows = list(csv.reader(io.StringIO(old)))
+    header = rows[0] if rows else ["abstract", "area", "title", "id"]
+    column = {name.strip().lower(): i for i, name in reversed(list(enumerate(header)))}
+    if "abstract" not in column or "area" not in column:
+        raise LabelError("needs 'abstract' and 'area' columns", where=f"{where}:1", fix="Add them.")
+
+    def cell(row: list[str], name: str) -> str:
+        return row[column[name]] if name in column and column[name] < len(row) else ""
+
+    kept, earlier = [header], []
+    for row in rows[1:]:
+        if _same(abstract, cell(row, "id"), cell(row, "abstract")):
+            earlier.append(cell(row, "area").strip())
+        else:
+            kept.append(row)
+    if area is not None:
+        values = {"abstract": abstract.text, "area": area, "title": abstract.title, "id": abstract.id}
+        kept.append([values.get(name.strip().lower(), "") for name in header])
+    stream = io.StringIO()
+    csv.writer(stream, lineterminator="\n").writerows(kept)
+    return stream.getvalue(), earlier

@@ -221,3 +221,44 @@ def test_the_queue_sees_an_abstract_once_and_refuses_one_id_for_two(tmp_path, sh
         match=r"c.jsonl:1: id 'x1' names two different abstracts: this one and the one at .*a.jsonl:1",
     ):
         suggest(read_abstracts([with_id, clash]), shipped, n=10)
+
+
+MINE = (
+    "abstract,area\n"
+    "Robots grasp cups with tactile sensing.,bots\nLegged robots walk on rough terrain.,bots\n"
+    "Arms learn manipulation from video.,bots\nProteins fold into structures.,bio\n"
+    "Genomes encode regulatory networks.,bio\nCells divide under stress signals.,bio\n"
+)
+
+
+def test_the_loop_works_on_a_users_own_areas_with_undo(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.csv").write_text(MINE)
+    (tmp_path / "pile.txt").write_text(
+        "Quadruped robots climb stairs.\n\nEnzymes catalyse protein folding.\n"
+    )
+    assert main(["train", "--data", "mine.csv", "--model", "own"]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("1\nu\nbio\n2\n"))
+    assert main(["label", "pile.txt", "--model", "own", "--data", "mine.csv"]) == 0
+    out = capsys.readouterr().out
+    assert "pile.txt #1 (line 1)" in out and "pile.txt #2 (line 3)" in out and "  undone: " in out
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "mine.csv").read_text(encoding="utf-8"))))
+    assert len(rows) == 8 and rows[-2]["area"] == "bio"  # the undone answer replaced, not added
+    assert Counter(r["abstract"] for r in rows).most_common(1)[0][1] == 1
+    # Its abstracts count as labelled: nothing left to suggest.
+    assert main(["suggest", "pile.txt", "--model", "own", "--data", "mine.csv"]) == 0
+    assert capsys.readouterr().out == ""
+    # Without --data, the message says where answers would go.
+    assert main(["label", "pile.txt", "--model", "own"]) == 1
+    assert (
+        "the model was trained on your own labelled file (mine.csv). Give that file with --data"
+        in capsys.readouterr().err
+    )
+
+
+def test_undo_takes_a_project_label_back(project, monkeypatch, capsys):
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("1\nu\nq\n"))
+    assert main(["label", "pile.jsonl", "--n", "3"]) == 0
+    assert len(label_rows(project)) == 38 and "labelled 0, skipped 0" in capsys.readouterr().err
