@@ -16,6 +16,7 @@ from pathlib import Path
 from . import __version__, corpus, output
 from .batch import default_jobs as batch_jobs
 from .errors import InputError, TaggerError, UsageError
+from .prediction import COLUMNS as PREDICTION_COLUMNS
 
 DEFAULT_MODEL_DIR = "models"
 EXIT_SKIPPED = 3  # --skip-bad left records out
@@ -130,7 +131,16 @@ def _parser() -> argparse.ArgumentParser:
 
     explain = commands.add_parser("explain", help="show the terms that decided each abstract's area")
     explain.add_argument(
-        "paths", nargs="+", metavar="TEXT|PATH", help="abstract text, or files/folders of abstracts"
+        "paths", nargs="+", metavar="PATH", help="files or folders of abstracts (with --text: texts)"
+    )
+    explain.add_argument(
+        "--text", action="store_true", help="each argument is an abstract's text, not a path"
+    )
+    explain.add_argument(
+        "--format",
+        choices=("text", "jsonl"),
+        default="text",
+        help="text lines, or one JSON object an abstract",
     )
     explain.add_argument(
         "--terms",
@@ -359,42 +369,45 @@ def _progress(args: argparse.Namespace, report: corpus.ReadReport):
 
 
 def _refuse_missing_path(argument: str) -> None:
-    """An argument that names a file or folder (a path, not words) must exist: a mistyped
-    path is an error with the closest names, not a text to explain."""
+    """A path that does not exist: an error with the closest names in its folder."""
     import difflib
 
     path = Path(argument)
-    looks_like_path = not any(c.isspace() for c in argument) and (
-        "/" in argument or os.sep in argument or corpus.format_of(path) is not None
-    )
-    if not looks_like_path or path.exists():
+    if path.exists() or argument == corpus.STDIN:
         return
     parent = path.parent if path.parent.is_dir() else None
     names = [p.name for p in parent.iterdir()] if parent else []
     close = difflib.get_close_matches(path.name, names, n=3)
     hint = f"Did you mean {', '.join(str(parent / name) for name in close)}? " if close else ""
-    raise InputError(
-        "no such file or directory", where=argument, fix=f"{hint}To explain words, quote them as one text."
-    )
+    raise InputError("no such file or directory", where=argument, fix=f"{hint}To explain a text, use --text.")
 
 
 def _explain(args: argparse.Namespace) -> int:
     model = _load_model(args.model)
-    if all(Path(p).exists() or p == corpus.STDIN for p in args.paths):
-        abstracts = list(corpus.read_abstracts(args.paths))
+    if args.text:
+        abstracts = [
+            corpus.Abstract(corpus.abstract_id(text), corpus.document(text), "<text>", i, 1)
+            for i, text in enumerate(args.paths, start=1)
+        ]
     else:
         for path in args.paths:
             _refuse_missing_path(path)
-        text = " ".join(args.paths)
-        abstracts = [corpus.Abstract(corpus.abstract_id(text), text, "<text>", 1, 1)]
+        abstracts = list(corpus.read_abstracts(args.paths))
     predictions = model.predict([a.document for a in abstracts], explain=True)
     for abstract, prediction in zip(abstracts, predictions):
+        terms = prediction.top_terms[: args.terms]
+        if args.format == "jsonl":
+            record = {"source": abstract.source, "position": abstract.position, "id": abstract.id}
+            record.update({name: getattr(prediction, name) for name in PREDICTION_COLUMNS})
+            record["top_terms"] = [[term, round(push, 4)] for term, push in terms]
+            print(json.dumps(record, ensure_ascii=False))
+            continue
         print(f"{abstract.source}:{abstract.position}  id {abstract.id}")
         print(
             f"  {prediction.area} {prediction.confidence:.2f}, runner-up {prediction.runner_up} "
             f"{prediction.runner_up_confidence:.2f}" + ("  (needs review)" if prediction.needs_review else "")
         )
-        for term, push in prediction.top_terms[: args.terms]:
+        for term, push in terms:
             print(f"    {push:+.3f}  {term}")
     return 0
 

@@ -36,7 +36,7 @@ from tagger.errors import TaggerError, UsageError
             "--jobs '1.5' is not valid. Use a whole number of at least 1 or -1.",
         ),
         (
-            ["explain", "robots", "--terms", "-2"],
+            ["explain", "--text", "robots", "--terms", "-2"],
             "--terms '-2' is not valid. Use a whole number of at least 1.",
         ),
         (["suggest", str(SEEDS), "--n", "0"], "--n '0' is not valid. Use a whole number of at least 1."),
@@ -59,9 +59,11 @@ def test_a_mistyped_path_is_not_explained_as_text(capsys, tmp_path, monkeypatch)
     assert (status, out) == (2, "")
     assert (
         err
-        == "tagger: seedz/: no such file or directory. Did you mean seeds? To explain words, quote them as one text.\n"
+        == "tagger: seedz/: no such file or directory. Did you mean seeds? To explain a text, use --text.\n"
     )
-    status, out, _ = run(capsys, "explain", "robots grasp cups")  # words are still a text
+    status, out, _ = run(capsys, "explain", "robots grasp cups")  # words are a path too, unless --text
+    assert status == 2 and out == ""
+    status, out, _ = run(capsys, "explain", "--text", "robots grasp cups")
     assert status == 0 and out.startswith("<text>:1")
 
 

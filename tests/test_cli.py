@@ -124,7 +124,7 @@ def test_plots_without_matplotlib_say_how_to_install_it(capsys, tmp_path, monkey
 
 def test_explain_shows_the_deciding_terms(capsys):
     status, out, _ = run(
-        capsys, "explain", "A jailbreak attack makes aligned models ignore their guardrails."
+        capsys, "explain", "--text", "A jailbreak attack makes aligned models ignore their guardrails."
     )
     lines = out.splitlines()
     assert status == 0 and lines[0].startswith("<text>:1  id ")
@@ -134,6 +134,14 @@ def test_explain_shows_the_deciding_terms(capsys):
     assert "jailbreak" in {line.split(maxsplit=1)[1] for line in lines[2:]}
     status, out, _ = run(capsys, "explain", SEEDS / "neurips2026-b.txt", "--terms", "3")
     assert status == 0 and out.count("  id ") == 19 and len(out.splitlines()) == 19 * 5
+    status, out, _ = run(
+        capsys, "explain", "--text", "Robots grasp cups.", "LLM agents use tools.", "--format", "jsonl"
+    )
+    records = [json.loads(line) for line in out.splitlines()]
+    assert status == 0 and [r["position"] for r in records] == [1, 2]  # never merged
+    assert [r["area"] for r in records] == ["robotics", "llm"] and all(
+        len(r["top_terms"]) <= 10 for r in records
+    )
 
 
 @pytest.mark.parametrize(
