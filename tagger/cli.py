@@ -25,7 +25,34 @@ PROGRESS_DELAY = 1.0  # seconds before a progress bar shows
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # usage errors exit 1, not argparse's 2
-        raise UsageError(message, fix=f"See '{self.prog} --help'.")
+        raise UsageError(message, fix=f"{_did_you_mean(self, message)}See '{self.prog} --help'.")
+
+
+def _did_you_mean(parser: argparse.ArgumentParser, message: str) -> str:
+    """'Did you mean ...? ' for a mistyped verb or option, from argparse's message."""
+    import difflib
+    import re
+
+    choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if choice:
+        wrong, known = choice[1], re.findall(r"'([^']*)'", choice[2])
+    else:
+        unknown = re.search(r"unrecognized arguments: (.*)", message)
+        wrong = next((word for word in (unknown[1].split() if unknown else []) if word.startswith("-")), "")
+        known = sorted(_option_strings(parser))
+    close = difflib.get_close_matches(wrong, known, n=1, cutoff=0.7) if wrong else []
+    return f"Did you mean {close[0]}? " if close else ""
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option of ``parser`` and of its sub-commands."""
+    options = set()
+    for action in parser._actions:
+        options.update(o for o in action.option_strings if o.startswith("--"))
+        if isinstance(action, argparse._SubParsersAction):
+            for command in action.choices.values():
+                options |= _option_strings(command)
+    return options
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -186,6 +213,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         default="seeds",
         help="where labelled abstracts are kept (default seeds)",
+    )
+    label.add_argument(
+        "--relabel",
+        action="store_true",
+        help="review labelled abstracts instead, those whose labels the model doubts most first",
     )
     label.set_defaults(run=_label)
 
@@ -412,32 +444,40 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def _labelled_ids(labels_dir: str, abstracts_dir: str | None = None) -> set[str]:
-    """The ids of the labelled abstracts, and the hashes of their texts where ``abstracts_dir``
-    holds them (so that the same abstract under another id counts as labelled too)."""
+def _current_labels(args: argparse.Namespace) -> dict[str, str]:
+    """Id (and hash of the text, where the text is at hand) -> area, of every labelled
+    abstract: in the user's labelled file (--data), or in labels/ with the texts in --abstracts."""
     from .labels import AREAS_FILE, LABELS_FILE, load_areas, load_labels
 
-    labels_path = Path(labels_dir) / LABELS_FILE
+    if args.data:
+        if not Path(args.data).exists():
+            return {}
+        return {
+            key: a.area
+            for a in corpus.read_abstracts([args.data])
+            for key in (a.id, corpus.abstract_id(a.text))
+        }
+    labels_path = Path(args.labels) / LABELS_FILE
     if not labels_path.exists():
-        return set()
-    ids = {label.abstract_id for label in load_labels(labels_path, load_areas(Path(labels_dir) / AREAS_FILE))}
-    if abstracts_dir and Path(abstracts_dir).is_dir():
-        stored = corpus.read_abstracts([abstracts_dir], skip_bad=True)
-        ids |= {corpus.abstract_id(a.text) for a in stored if a.id in ids}
-    return ids
+        return {}
+    current = {
+        label.abstract_id: label.area
+        for label in load_labels(labels_path, load_areas(Path(args.labels) / AREAS_FILE))
+    }
+    if args.abstracts and Path(args.abstracts).is_dir():
+        stored = corpus.read_abstracts([args.abstracts], skip_bad=True)
+        current.update({corpus.abstract_id(a.text): current[a.id] for a in stored if a.id in current})
+    return current
 
 
 def _queue(args: argparse.Namespace, model, report: corpus.ReadReport):
-    from .labelling import suggest
+    from .labelling import relabel_queue, suggest
 
     abstracts = corpus.read_abstracts(args.paths, **_read_options(args, report))
-    if args.data:
-        from .labels import labelled_file_ids
-
-        labelled = labelled_file_ids(args.data)
-    else:
-        labelled = _labelled_ids(args.labels, args.abstracts)
-    return suggest(abstracts, model, args.n, exclude=labelled)
+    current = _current_labels(args)
+    if getattr(args, "relabel", False):
+        return relabel_queue(abstracts, model, current, args.n)
+    return suggest(abstracts, model, args.n, exclude=set(current))
 
 
 def _suggest(args: argparse.Namespace) -> int:
@@ -597,7 +637,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 usage error, 2 bad input,
     3 records skipped with --skip-bad, 70 internal error, 130 interrupted)."""
     try:
-        args = _parser().parse_args(argv)
+        parser = _parser()
+        if "_ARGCOMPLETE" in os.environ:  # shell completion: pip install 'tagger[completion]'
+            with contextlib.suppress(ImportError):
+                import argcomplete
+
+                argcomplete.autocomplete(parser)
+        args = parser.parse_args(argv)
         return args.run(args)
     except TaggerError as error:
         print(f"tagger: {error}", file=sys.stderr)

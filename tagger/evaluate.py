@@ -231,8 +231,20 @@ def write_plots(
     figure.savefig(confusion_path, dpi=120)
     plt.close(figure)
 
+    figure = reliability_figure(evaluation, confidence, correct)
+    reliability_path = directory / "reliability.png"
+    figure.savefig(reliability_path, dpi=120)
+    plt.close(figure)
+    return [confusion_path, reliability_path]
+
+
+def reliability_figure(evaluation, confidence: np.ndarray, correct: np.ndarray):
+    """The reliability diagram: accuracy per confidence bin against the diagonal, with each
+    bin's count; the legend sits below the axes, where it hides no bar."""
+    import matplotlib.pyplot as plt
+
     bins = calibration_bins(confidence, correct)
-    figure, axes = plt.subplots(figsize=(5, 5), layout="constrained")
+    figure, axes = plt.subplots(figsize=(5, 5.6), layout="constrained")
     axes.plot([0, 1], [0, 1], color="grey", linestyle="--", label="perfect calibration")
     accuracy = [b["accuracy"] for b in bins]
     axes.bar([b["low"] for b in bins], accuracy, width=1 / CALIBRATION_BINS, align="edge", edgecolor="black",
@@ -245,11 +257,8 @@ def write_plots(
     axes.set_xlabel("confidence")
     axes.set_ylabel("accuracy")
     axes.set_title(f"Reliability ({evaluation.scheme}), ECE {evaluation.ece:.3f}")
-    axes.legend(loc="lower right")
-    reliability_path = directory / "reliability.png"
-    figure.savefig(reliability_path, dpi=120)
-    plt.close(figure)
-    return [confusion_path, reliability_path]
+    figure.legend(loc="outside lower center", ncols=2, fontsize=8, frameon=False)
+    return figure
 
 
 FIGURES = ("labelled_abstracts", "accuracy", "macro_f1", "ece")

@@ -36,6 +36,7 @@ BALANCE = 1.0
 class Suggestion:
     abstract: Abstract
     prediction: Prediction
+    current: str = ""  # the area it is labelled with now (when labels are reviewed)
 
     @property
     def margin(self) -> float:
@@ -122,6 +123,23 @@ def suggest(
     return [candidates[i] for i in chosen]
 
 
+def relabel_queue(
+    abstracts: Iterable[Abstract], model: Model, current: dict[str, str], n: int
+) -> list[Suggestion]:
+    """The ``n`` labelled abstracts whose labels the model doubts most, to review by hand:
+    ``current`` maps an id (or the hash of a text) to its area now; the abstracts whose
+    current area gets the lowest probability come first (a possible label error first)."""
+    labelled = [
+        (a, current.get(a.id) or current.get(abstract_id(a.text)))
+        for a in _once_each(abstracts, set())
+        if a.id in current or abstract_id(a.text) in current
+    ]
+    tagged = tag_abstracts([a for a, _ in labelled], model)
+    items = [Suggestion(a, prediction, area) for (_, area), (a, prediction) in zip(labelled, tagged)]
+    items.sort(key=lambda item: item.prediction.scores.get(item.current, 0.0))
+    return items[:n]
+
+
 def _once_each(abstracts: Iterable[Abstract], excluded: set[str]) -> Iterator[Abstract]:
     """Each abstract once, the ones in ``excluded`` left out: an abstract is the same whether
     it comes with a file's id or without (its id is then the hash of its text), and both its
@@ -186,6 +204,8 @@ def label_session(
         if abstract.title:
             say(textwrap.fill(abstract.title, width))
         say(textwrap.fill(abstract.text, width))
+        if item.current:
+            say(f"  labelled {item.current} now; another answer replaces it, s keeps it")
         say("   ".join(f"{i}) {slug} {p:.2f}" for i, (slug, p) in enumerate(guesses, start=1)))
         keys = f"1-{len(guesses)}"
         while True:

@@ -353,13 +353,6 @@ def remove_label(labels_dir: str | Path, abstract: Abstract) -> None:
 # -- a user's own labelled file (train --data) --------------------------------------------
 
 
-def labelled_file_ids(path: str | Path) -> set[str]:
-    """The ids of the abstracts in a user's labelled file, and the hashes of their texts."""
-    if not Path(path).exists():
-        return set()
-    return {key for a in read_abstracts([path]) for key in (a.id, abstract_id(a.text))}
-
-
 def add_to_labelled_file(path: str | Path, abstract: Abstract, area: str | None) -> str | None:
     """Add ``abstract`` with ``area`` to a user's labelled ``.csv`` or ``.jsonl`` file (made
     if missing), replacing an earlier record of the same abstract (same id or same text), under

@@ -166,3 +166,24 @@ def test_the_installed_command_runs_in_a_new_process(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert len(result.stdout.splitlines()) == 39
+
+
+def test_mistyped_verbs_and_options_get_a_did_you_mean(capsys):
+    status, _, err = run(capsys, "predcit", SEEDS)
+    assert status == 1 and "Did you mean predict? See 'tagger --help'." in err
+    status, _, err = run(capsys, "predict", SEEDS, "--outptu", "x.csv")
+    assert status == 1 and "unrecognized arguments: --outptu x.csv. Did you mean --output?" in err
+
+
+def test_shell_completion_completes_verbs_and_options(tmp_path):
+    pytest.importorskip("argcomplete")
+    import os
+    import subprocess
+    import sys
+
+    for line, expected in (("tagger pre", "predict"), ("tagger predict --top", "--top-k")):
+        out = tmp_path / "completions.txt"
+        env = {**os.environ, "_ARGCOMPLETE": "1", "COMP_LINE": line, "COMP_POINT": str(len(line)),
+               "_ARGCOMPLETE_STDOUT_FILENAME": str(out)}  # fmt: skip
+        subprocess.run([sys.executable, "-m", "tagger"], env=env, check=True, stderr=subprocess.DEVNULL)
+        assert out.read_text().split() == [expected]

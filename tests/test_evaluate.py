@@ -83,3 +83,21 @@ def test_compare_reports_figures_and_moved_abstracts(shipped):
     text = format_comparison(comparison)
     assert "accuracy                 0.700     0.750" in text and "1 of 3 abstracts changed area" in text
     assert compare(None, new, [], ["a"])["changed"] is None
+
+
+def test_the_reliability_legend_hides_no_bar(shipped):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tagger.evaluate import reliability_figure
+
+    rng = np.random.default_rng(0)
+    confidence = rng.uniform(0.1, 1.0, 300)
+    figure = reliability_figure(shipped.card.evaluation, confidence, rng.random(300) < confidence)
+    figure.canvas.draw()
+    [axes] = figure.axes
+    [legend] = figure.legends
+    assert not legend.get_window_extent().overlaps(axes.get_window_extent())
+    plt.close(figure)

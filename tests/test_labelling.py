@@ -262,3 +262,21 @@ def test_undo_takes_a_project_label_back(project, monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.StringIO("1\nu\nq\n"))
     assert main(["label", "pile.jsonl", "--n", "3"]) == 0
     assert len(label_rows(project)) == 38 and "labelled 0, skipped 0" in capsys.readouterr().err
+
+
+def test_relabel_shows_the_labels_the_model_doubts_most_first(project, monkeypatch, capsys):
+    monkeypatch.chdir(project)
+    rows = label_rows(project)
+    flipped = rows[0]["abstract_id"]
+    true_area = rows[0]["area"]
+    wrong = "theory" if true_area != "theory" else "robotics"
+    text = (project / "labels" / "labels.csv").read_text(encoding="utf-8")
+    (project / "labels" / "labels.csv").write_text(
+        text.replace(f"{flipped},{true_area},", f"{flipped},{wrong},", 1)
+    )
+    monkeypatch.setattr(sys, "stdin", io.StringIO("1\n"))
+    assert main(["label", "seeds", "--relabel", "--n", "1"]) == 0
+    out = capsys.readouterr().out
+    assert f"id {flipped}" in out and f"labelled {wrong} now" in out
+    assert {r["abstract_id"]: r["area"] for r in label_rows(project)}[flipped] == true_area
+    assert len(label_rows(project)) == 38
