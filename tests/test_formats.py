@@ -191,3 +191,20 @@ def test_parquet_files_are_read_a_batch_at_a_time(capsys, tmp_path):
     (tmp_path / "broken.parquet").write_bytes(b"PAR1 not really")
     with pytest.raises(InputError, match="not a readable Parquet file"):
         read(tmp_path / "broken.parquet")
+
+
+def test_an_empty_path_is_an_error_not_the_current_folder(capsys):
+    status, out, err = run(capsys, "predict", "")
+    assert (status, out) == (2, "") and err.startswith("tagger: an empty path. Give a file or a folder")
+
+
+def test_predict_takes_a_series_and_any_iterable_of_strings():
+    import pandas as pd
+
+    import tagger
+
+    texts = ["Robots grasp cups.", "A regret bound for bandits."]
+    expected = tagger.predict(texts)
+    assert tagger.predict(pd.Series(texts)) == expected
+    assert tagger.predict(text for text in texts) == expected
+    assert tagger.predict(tuple(texts)) == expected
