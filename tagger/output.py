@@ -30,6 +30,7 @@ from .prediction import prediction_columns, top_areas
 FORMATS = ("csv", "jsonl", "parquet")
 ABSTRACT_COLUMNS = ("source", "position", "id")
 COLUMNS = ABSTRACT_COLUMNS + PREDICTION_COLUMNS
+RESERVED = (*COLUMNS, "tags")  # an input column of one of these names is kept as input_NAME
 DIGITS = 4  # probabilities are written rounded to this many decimals
 _PROBABILITY_COLUMNS = ("confidence", "runner_up_confidence")
 
@@ -80,9 +81,14 @@ def rows(
         if tags is not None:
             row["tags"] = [{"area": area, "confidence": round(p, DIGITS)} for area, p in tags[i]]
         if layout.keep:
-            for name, value in (abstract.extra or {}).items():  # never over a column of ours
-                row[f"input_{name}" if name in (*COLUMNS, "tags") else name] = value
+            for name, value in (abstract.extra or {}).items():
+                row[_kept_name(name)] = value
         yield row
+
+
+def _kept_name(name: str) -> str:
+    """The output name of a kept input column: never one of tagger's own."""
+    return f"input_{name}" if name in RESERVED else name
 
 
 def format_for(path: str | Path | None, given: str | None) -> str:
@@ -112,14 +118,12 @@ class RowWriter:
             self._fix_columns([])
 
     def _fix_columns(self, first: list[dict]) -> None:
-        kept: list[str] = list(self.layout.keep) if self.layout.keep != KEEP_ALL else []
         if self.layout.keep == KEEP_ALL:
-            for row in first:
-                kept.extend(
-                    name for name in row if name not in COLUMNS and name != "tags" and name not in kept
-                )
+            kept = [name for row in first for name in row if name not in RESERVED]
+        else:
+            kept = [_kept_name(name) for name in self.layout.keep]
         extra = ("tags",) if self.layout.tags else ()
-        self.columns = COLUMNS + extra + tuple(name for name in kept if name not in COLUMNS + extra)
+        self.columns = COLUMNS + extra + tuple(dict.fromkeys(kept))
         if self._csv is not None:
             self._csv.writerow(self.columns)
 
@@ -135,9 +139,6 @@ class RowWriter:
             self._csv.writerows([[_cell(name, row.get(name)) for name in self.columns] for row in rows])
         else:
             self._write_parquet(rows)
-
-    def write(self, row: dict) -> None:
-        self.write_rows([row])
 
     def _write_parquet(self, rows: list[dict]) -> None:
         import pyarrow as pa

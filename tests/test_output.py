@@ -189,3 +189,12 @@ def test_the_output_format_follows_the_extension(capsys, tmp_path):
     )
     frame = pd.read_parquet(tmp_path / "k.parquet")
     assert status == 0 and list(frame.columns)[-2:] == ["tags", "doi"] and len(frame["tags"][0]) == 3
+
+
+def test_a_kept_column_named_like_ours_is_written_as_input_name(capsys, tmp_path):
+    papers = tmp_path / "papers.csv"
+    papers.write_text(PAPERS)
+    status, out, err = run(capsys, "predict", papers, "--keep", "area,doi")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert status == 0 and list(rows[0])[-2:] == ["input_area", "doi"] and "not written" not in err
+    assert [(r["input_area"], r["doi"]) for r in rows] == [("robotics", "10.1/a"), ("theory", "10.1/b")]
