@@ -49,12 +49,11 @@ DELIMITERS = (",", ";", "\t", "|")  # a CSV file's delimiter is the one its head
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 HEADING_MAX_WORDS = 12
-# Columns (csv) or fields (jsonl) read besides "abstract"; "area" is a hand label.
-OPTIONAL_FIELDS = ("id", "title", "area")
 # An abstract longer than this many characters (a thousand long abstracts) is a bad record:
 # tagging it would take memory in proportion (about 25 bytes a character).
 MAX_ABSTRACT_CHARS = 5_000_000
 NOT_FOR_FILES = ("idna", "punycode")  # text codecs for domain names, not for files
+FORMAT_LIST = f".{', .'.join(FORMATS)} (compressed too)"
 ENCODING_FIX = "Convert it to UTF-8, or name its encoding with --encoding (for example --encoding latin-1)."
 
 
@@ -203,7 +202,7 @@ def _folder_files(folder: Path, report: ReadReport, skip_bad: bool) -> list[Path
             elif format_of(child):
                 found.append(child)
             else:
-                report.notes.append(f"{child}: ignored, not a .txt, .csv or .jsonl file")
+                report.notes.append(f"{child}: ignored, not one of {FORMAT_LIST}")
 
     walk(folder)
     return found
@@ -288,7 +287,7 @@ def _read_files(files: list[Path], options: _Options, stdin: IO | None) -> Itera
             unknown = InputError(
                 f"unknown file type {path.suffix or '(no extension)'!r}",
                 where=str(path),
-                fix=f"Use one of .{', .'.join(FORMATS)} (compressed too), or say which with --input-format.",
+                fix=f"Use one of {FORMAT_LIST}, or say which with --input-format.",
             )
             options.bad(unknown)
             continue
@@ -472,7 +471,7 @@ def _read_file(source: _Source, fmt: str) -> Iterator[Abstract]:
     reader = {
         "txt": _read_txt,
         "csv": _read_csv,
-        "tsv": _read_csv,
+        "tsv": _read_tsv,
         "jsonl": _read_jsonl,
         "json": _read_json,
     }
@@ -628,16 +627,19 @@ def _no_abstract(available: Sequence[str], columns: Columns, what: str) -> str:
 COLUMN_FIX = "Name the {what} that holds the abstracts with --column (and --title-column, --id-column)."
 
 
-def _read_csv(source: _Source) -> Iterator[Abstract]:
+def _read_tsv(source: _Source) -> Iterator[Abstract]:
+    return _read_csv(source, delimiter="\t")
+
+
+def _read_csv(source: _Source, delimiter: str | None = None) -> Iterator[Abstract]:
+    """CSV with a header; the delimiter (unless given) is the one the header splits on."""
     csv.field_size_limit(2**31 - 1)
     columns = source.options.columns
     lines = source.lines()
     first = next(lines, None)
     if first is None:
         return
-    delimiter = _header_delimiter(first, columns) or ","
-    if source.name.lower().endswith((".tsv", ".tsv.gz", ".tsv.bz2", ".tsv.xz", ".tsv.zst")):
-        delimiter = "\t"
+    delimiter = delimiter or _header_delimiter(first, columns) or ","
     reader = csv.reader(itertools.chain([first], lines), delimiter=delimiter, strict=True)
     try:
         header = next(reader, None)
@@ -690,10 +692,7 @@ def _read_csv(source: _Source) -> Iterator[Abstract]:
             source.options.bad(problem)
             continue
         position += 1
-        keep = source.options.columns.keep
-        yield _from_record(
-            record, source.name, position, start, _kept(dict(zip(header, row)), keep) if keep else None
-        )
+        yield _from_record(record, source.name, position, start, zip(header, row), columns.keep)
 
 
 def _record_problem(record: dict, where: str, fix: str) -> InputError | None:
@@ -706,19 +705,27 @@ def _record_problem(record: dict, where: str, fix: str) -> InputError | None:
     return _too_long(text, where)
 
 
-def _kept(fields: dict, keep: tuple[str, ...]) -> dict | None:
-    """The kept columns of a record (name -> value; as named in ``keep``, matched without
-    regard to case; every one for :data:`KEEP_ALL`), or None when nothing is kept."""
+def _kept(fields: Iterable[tuple[str, object]], keep: tuple[str, ...]) -> dict | None:
+    """The kept columns of a record's (name, value) pairs (as named in ``keep``, matched
+    without regard to case; every one for :data:`KEEP_ALL`), or None when nothing is kept."""
     if not keep:
         return None
     if keep == KEEP_ALL:
         return dict(fields)
-    by_lower = {str(name).lower(): value for name, value in reversed(list(fields.items()))}
+    by_lower = {str(name).lower(): value for name, value in reversed(list(fields))}
     return {name: by_lower.get(name.lower()) for name in keep}
 
 
-def _from_record(record: dict, source: str, position: int, line: int, extra: dict | None = None) -> Abstract:
-    """An abstract from a record's fields (role -> value); an id may be any JSON scalar."""
+def _from_record(
+    record: dict,
+    source: str,
+    position: int,
+    line: int,
+    fields: Iterable[tuple[str, object]] = (),
+    keep: tuple[str, ...] = (),
+) -> Abstract:
+    """An abstract from a record's roles (role -> value; an id may be any JSON scalar), with
+    the columns ``keep`` names of all its ``fields`` (name, value pairs) in ``extra``."""
     identifier, title, area = record.get("id"), record.get("title"), record.get("area")
     return _make(
         record["abstract"],
@@ -728,7 +735,7 @@ def _from_record(record: dict, source: str, position: int, line: int, extra: dic
         id_="" if identifier is None else str(identifier).strip(),
         title=title if isinstance(title, str) else "",
         area=area if isinstance(area, str) else "",
-        extra=extra,
+        extra=_kept(fields, keep),
     )
 
 
@@ -782,8 +789,7 @@ def _read_jsonl(source: _Source) -> Iterator[Abstract]:
             source.options.bad(problem)
             continue
         position += 1
-        keep = source.options.columns.keep
-        yield _from_record(record, source.name, position, number, _kept(value, keep) if keep else None)
+        yield _from_record(record, source.name, position, number, value.items(), source.options.columns.keep)
 
 
 def _read_json(source: _Source) -> Iterator[Abstract]:
@@ -860,8 +866,7 @@ def _read_json(source: _Source) -> Iterator[Abstract]:
             source.options.bad(problem)
             continue
         position += 1
-        keep = source.options.columns.keep
-        yield _from_record(record, source.name, position, start, _kept(value, keep) if keep else None)
+        yield _from_record(record, source.name, position, start, value.items(), source.options.columns.keep)
 
 
 def _read_parquet(path: Path, options: _Options) -> Iterator[Abstract]:
@@ -927,6 +932,6 @@ def _read_parquet(path: Path, options: _Options) -> Iterator[Abstract]:
             position += 1
             found += 1
             report.read += 1
-            extra = _kept({name: values_of[name][i] for name in kept_names}, keep) if keep else None
-            yield _from_record(record, str(path), position, row_number, extra)
+            kept = ((name, values_of[name][i]) for name in kept_names)
+            yield _from_record(record, str(path), position, row_number, kept, keep)
     _note_if_empty(str(path), found, report, len(report.headings), skipped, empty=row_number == 0)

@@ -199,7 +199,7 @@ def test_skip_bad_tags_the_rest_and_lists_every_skipped_record(capsys, tmp_path)
         f"{tmp_path / 'e.csv'}:4",
     ]
     assert lines[2 + bad :] == [
-        f"note: {tmp_path / 'g.md'}: ignored, not a .txt, .csv or .jsonl file",
+        f"note: {tmp_path / 'g.md'}: ignored, not one of .txt, .csv, .tsv, .jsonl, .json, .parquet (compressed too)",
         f"note: {tmp_path / 'f-empty.jsonl'}: empty file",
     ]
     assert "Traceback" not in err
