@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import json
 import os
 import signal
@@ -64,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
 
     def inputs(command: argparse.ArgumentParser, what: str) -> None:
         command.add_argument(
-            "paths", nargs="+", metavar="PATH", help=f"{what}: .txt, .csv, .jsonl files, folders, or -"
+            "paths", nargs="+", metavar="PATH", help=f"{what}: files ({corpus.FORMAT_LIST}), folders, or -"
         )
         command.add_argument("--input-format", choices=corpus.FORMATS, help="read every input as this format")
         command.add_argument(
@@ -98,7 +97,16 @@ def _parser() -> argparse.ArgumentParser:
             "--labels", metavar="DIR", default="labels", help="taxonomy and hand labels (default labels)"
         )
 
-    def own_labels(command: argparse.ArgumentParser) -> None:
+    def labelled(command: argparse.ArgumentParser) -> None:
+        """Where the labels are (suggest and label): labels/ with the texts in --abstracts,
+        or the user's own labelled file."""
+        labels(command)
+        command.add_argument(
+            "--abstracts",
+            metavar="DIR",
+            default="seeds",
+            help="where labelled abstracts are kept (default seeds)",
+        )
         command.add_argument(
             "--data",
             metavar="FILE",
@@ -190,14 +198,7 @@ def _parser() -> argparse.ArgumentParser:
         "--format", choices=("text", "jsonl"), default="text", help="text lines, or one JSON object a line"
     )
     model(suggest)
-    labels(suggest)
-    own_labels(suggest)
-    suggest.add_argument(
-        "--abstracts",
-        metavar="DIR",
-        default="seeds",
-        help="where labelled abstracts are kept (default seeds)",
-    )
+    labelled(suggest)
     suggest.set_defaults(run=_suggest)
 
     label = commands.add_parser("label", help="label abstracts by hand, most useful first")
@@ -206,14 +207,7 @@ def _parser() -> argparse.ArgumentParser:
         "--n", type=_checked("--n", low=1, integer=True), default=20, help="how many to show (default 20)"
     )
     model(label)
-    labels(label)
-    own_labels(label)
-    label.add_argument(
-        "--abstracts",
-        metavar="DIR",
-        default="seeds",
-        help="where labelled abstracts are kept (default seeds)",
-    )
+    labelled(label)
     label.add_argument(
         "--relabel",
         action="store_true",
@@ -276,13 +270,14 @@ def _load_model(directory: str | None):
     return load_model(directory)
 
 
-def _read_options(args: argparse.Namespace, report: corpus.ReadReport) -> dict:
+def _read_options(args: argparse.Namespace, report: corpus.ReadReport, keep: tuple[str, ...] = ()) -> dict:
+    columns = corpus.Columns(abstract=args.column, title=args.title_column, id=args.id_column, keep=keep)
     return {
         "input_format": args.input_format,
         "encoding": args.encoding,
         "skip_bad": args.skip_bad,
         "report": report,
-        "columns": corpus.Columns(abstract=args.column, title=args.title_column, id=args.id_column),
+        "columns": columns,
     }
 
 
@@ -307,9 +302,8 @@ def _predict(args: argparse.Namespace) -> int:
     areas: Counter[str] = Counter()
     needs_review = 0
     keep = _keep(args.keep)
-    options = _read_options(args, report)
-    options["columns"] = dataclasses.replace(options["columns"], keep=keep)
-    blocks = tag_blocks(corpus.read_abstracts(args.paths, **options), model, jobs=jobs)
+    abstracts = corpus.read_abstracts(args.paths, **_read_options(args, report, keep))
+    blocks = tag_blocks(abstracts, model, jobs=jobs)
     output_format = output.format_for(args.output, args.format)
     layout = output.Layout(args.top_k, args.min_confidence, keep)
     with (
