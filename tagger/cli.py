@@ -491,20 +491,12 @@ def _suggest(args: argparse.Namespace) -> int:
 
 def _label(args: argparse.Namespace) -> int:
     from .labelling import label_session
-    from .labels import (
-        AREAS_FILE,
-        LABELS_FILE,
-        Area,
-        add_label,
-        add_to_labelled_file,
-        load_areas,
-        remove_label,
-    )
+    from .labels import AREAS_FILE, Area, LabelledFile, ProjectLabels, load_areas
 
     model = _load_model(args.model)
     if args.data:  # the user's own areas and labelled file
         areas = tuple(Area(slug, slug) for slug in model.areas)
-        saved_to = Path(args.data)
+        store = LabelledFile(args.data)
     else:
         if not model.card.training_data.uses_area_descriptions:
             raise UsageError(
@@ -512,33 +504,20 @@ def _label(args: argparse.Namespace) -> int:
                 fix="Give that file with --data: answers are added to it.",
             )
         areas = load_areas(Path(args.labels) / AREAS_FILE)
-        saved_to = Path(args.labels) / LABELS_FILE
+        store = ProjectLabels(args.labels, args.abstracts)
         if set(model.areas) - {area.slug for area in areas}:
             raise UsageError(
                 f"the model's areas differ from {Path(args.labels) / AREAS_FILE}",
                 fix="Retrain with 'tagger train', or give your own labelled file with --data.",
             )
-    stored = (
-        {a.id for a in corpus.read_abstracts([args.abstracts])} if Path(args.abstracts).is_dir() else set()
-    )
     report = corpus.ReadReport()
     queue = _queue(args, model, report)
     status = _report_reading(report)
 
     def save(abstract: corpus.Abstract, area: str) -> None:
-        if args.data:
-            earlier = add_to_labelled_file(args.data, abstract, area)
-        else:
-            earlier = add_label(args.labels, args.abstracts, abstract, area, stored=abstract.id in stored)
-            stored.add(abstract.id)
+        earlier = store.add(abstract, area)
         if earlier:
             print(f"  (replaces the earlier label {earlier})", flush=True)
-
-    def unsave(abstract: corpus.Abstract) -> None:
-        if args.data:
-            add_to_labelled_file(args.data, abstract, None)
-        else:
-            remove_label(args.labels, abstract)
 
     def ask(prompt: str) -> str:
         if sys.stdin.isatty():
@@ -556,9 +535,9 @@ def _label(args: argparse.Namespace) -> int:
         print("nothing to label: every abstract given is labelled already", file=sys.stderr)
         return status
     print(f"{len(queue)} abstract(s) to label, most useful first. Answers are saved at once.", flush=True)
-    result = label_session(queue, areas, save, ask, say, unsave=unsave)
+    result = label_session(queue, areas, save, ask, say, unsave=store.remove)
     print(
-        f"labelled {len(result.labelled)}, skipped {result.skipped}; saved to {saved_to}. "
+        f"labelled {len(result.labelled)}, skipped {result.skipped}; saved to {store.where}. "
         "Retrain with 'tagger train'.",
         file=sys.stderr,
     )

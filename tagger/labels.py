@@ -416,3 +416,39 @@ def _rewrite_csv(old: str, abstract: Abstract, area: str | None, where: str) -> 
     stream = io.StringIO()
     csv.writer(stream, lineterminator="\n").writerows(kept)
     return stream.getvalue(), earlier
+
+
+class ProjectLabels:
+    """Where ``tagger label`` saves answers by default: ``labels.csv`` in ``labels_dir``, the
+    texts in ``abstracts_dir`` (see :func:`add_label`)."""
+
+    def __init__(self, labels_dir: str | Path, abstracts_dir: str | Path) -> None:
+        self.labels_dir, self.abstracts_dir = Path(labels_dir), Path(abstracts_dir)
+        self.where = self.labels_dir / LABELS_FILE
+        self._stored: set[str] | None = None  # ids of the texts in abstracts_dir, read once
+
+    def add(self, abstract: Abstract, area: str) -> str | None:
+        if self._stored is None:
+            folder = self.abstracts_dir
+            self._stored = {a.id for a in read_abstracts([folder])} if folder.is_dir() else set()
+        earlier = add_label(
+            self.labels_dir, self.abstracts_dir, abstract, area, stored=abstract.id in self._stored
+        )
+        self._stored.add(abstract.id)
+        return earlier
+
+    def remove(self, abstract: Abstract) -> None:
+        remove_label(self.labels_dir, abstract)
+
+
+class LabelledFile:
+    """A user's own labelled file as the place answers go (see :func:`add_to_labelled_file`)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.where = Path(path)
+
+    def add(self, abstract: Abstract, area: str) -> str | None:
+        return add_to_labelled_file(self.where, abstract, area)
+
+    def remove(self, abstract: Abstract) -> None:
+        add_to_labelled_file(self.where, abstract, None)
