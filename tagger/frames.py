@@ -13,7 +13,7 @@ from .model import Model, load_model
 from .output import prediction_table
 from .prediction import COLUMNS as PREDICTION_COLUMNS
 
-# The dtype of each prediction column in a dataframe.
+# The dtype of each prediction column in a dataframe, and its value in a row without an abstract.
 DTYPES = {
     "area": object,
     "confidence": float,
@@ -21,13 +21,20 @@ DTYPES = {
     "runner_up_confidence": float,
     "needs_review": bool,
 }
+MISSING = {
+    "area": None,
+    "confidence": np.nan,
+    "runner_up": None,
+    "runner_up_confidence": np.nan,
+    "needs_review": True,
+}
 
 
 def documents(
     frame, column: str = "abstract", title_column: str | None = None
 ) -> tuple[list[str], np.ndarray]:
-    """What the classifier reads for each row (title and abstract, as for a file with a title
-    column), and which rows have an abstract at all (missing or blank ones do not)."""
+    """Which rows have an abstract at all (missing or blank ones do not), and what the
+    classifier reads for each of those (title and abstract, as for a file with a title column)."""
     for name in (column, title_column):
         if name is not None and name not in frame.columns:
             raise UsageError(
@@ -37,12 +44,8 @@ def documents(
     texts = frame[column].astype("string").fillna("")
     titles = frame[title_column].astype("string").fillna("") if title_column else None
     present = texts.str.strip().str.len().to_numpy() > 0
-    docs = [
-        document(text, title) if ok else ""
-        for text, title, ok in zip(
-            texts.tolist(), titles.tolist() if titles is not None else [""] * len(texts), present
-        )
-    ]
+    title_list = titles.tolist() if titles is not None else [""] * len(texts)
+    docs = [document(text, title) for text, title, ok in zip(texts.tolist(), title_list, present) if ok]
     return docs, present
 
 
@@ -60,14 +63,9 @@ def tag_dataframe(
     confidences and ``needs_review``; no row is dropped."""
     model = model or load_model()
     docs, present = documents(frame, column, title_column)
-    table = prediction_table(
-        model.predict_proba([d for d, ok in zip(docs, present) if ok]), model, review_below
-    )
+    table = prediction_table(model.predict_proba(docs), model, review_below)
     columns = {}
     for name in PREDICTION_COLUMNS:
-        values = np.full(len(frame), None if DTYPES[name] is object else np.nan, dtype=DTYPES[name])
-        if name == "needs_review":
-            values = np.ones(len(frame), dtype=bool)
-        values[present] = table[name]
-        columns[name] = values
+        columns[name] = np.full(len(frame), MISSING[name], dtype=DTYPES[name])
+        columns[name][present] = table[name]
     return frame.assign(**columns)
