@@ -106,7 +106,6 @@ def suggest(
     chosen: list[int] = []
     nearest = np.zeros(len(candidates))  # largest cosine with a chosen abstract
     open_ = np.ones(len(candidates), dtype=bool)
-    seen_ids: set[str] = set()
     area_index = np.unique(areas, return_inverse=True)[1]
     taken = np.zeros(area_index.max() + 1)  # chosen so far, per predicted area
     while len(chosen) < n and open_.any():
@@ -114,11 +113,10 @@ def suggest(
         value = np.where(open_, score * (1 - diversity * nearest) / crowding, -np.inf)
         best = int(np.argmax(value))
         open_[best] = False
-        if candidates[best].abstract.id in seen_ids or nearest[best] > NEAR_DUPLICATE:
+        if nearest[best] > NEAR_DUPLICATE:  # (each id is a candidate once: see _once_each)
             continue
         chosen.append(best)
         taken[area_index[best]] += 1
-        seen_ids.add(candidates[best].abstract.id)
         nearest = np.maximum(nearest, similarity[best])
     return [candidates[i] for i in chosen]
 
@@ -130,9 +128,9 @@ def relabel_queue(
     ``current`` maps an id (or the hash of a text) to its area now; the abstracts whose
     current area gets the lowest probability come first (a possible label error first)."""
     labelled = [
-        (a, current.get(a.id) or current.get(abstract_id(a.text)))
+        (a, area)
         for a in _once_each(abstracts, set())
-        if a.id in current or abstract_id(a.text) in current
+        if (area := current.get(a.id) or current.get(abstract_id(a.text)))
     ]
     tagged = tag_abstracts([a for a, _ in labelled], model)
     items = [Suggestion(a, prediction, area) for (_, area), (a, prediction) in zip(labelled, tagged)]
