@@ -25,6 +25,7 @@ import csv
 import difflib
 import errno
 import gzip
+import functools
 import hashlib
 import io
 import itertools
@@ -122,8 +123,22 @@ class ReadReport:
     notes: list[str] = field(default_factory=list)
 
 
+# Every ASCII character str.split() splits on, made a space (bytes.translate is fast).
+_ASCII_WHITESPACE = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
+_ASCII_WHITESPACE_TO_SPACE = bytes.maketrans(_ASCII_WHITESPACE, b" " * len(_ASCII_WHITESPACE))
+
+
 def normalise_whitespace(text: str) -> str:
-    return " ".join(text.split())
+    """``text`` with every run of whitespace one space, none at either end: the same as
+    ``" ".join(text.split())``, without making a string of every word of ASCII text."""
+    if not text.isascii():
+        return " ".join(text.split())
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text  # already normal
+    spaced = text.encode("ascii").translate(_ASCII_WHITESPACE_TO_SPACE)
+    while b"  " in spaced:
+        spaced = spaced.replace(b"  ", b" ")
+    return spaced.strip(b" ").decode("ascii")
 
 
 def abstract_id(text: str) -> str:
@@ -413,6 +428,8 @@ class _Source:
 
     def check_text(self, first: int, last: int, where: str) -> InputError | None:
         """An error when lines ``first`` to ``last`` held bytes that are not text."""
+        if not self.bad_bytes:
+            return None
         for number in range(first, last + 1):
             if number in self.bad_bytes:
                 return InputError(
@@ -601,6 +618,13 @@ def _header_delimiter(line: str, columns: Columns, require: bool = False) -> str
     return None if require else best
 
 
+@functools.lru_cache(maxsize=64)
+def _fields_of_keys(keys: tuple[str, ...], columns: Columns) -> dict[str, str]:
+    """:func:`_field_names` of a JSON object's keys, remembered: the records of a file
+    nearly always have the same keys. The dict returned is shared: read it, never change it."""
+    return _field_names(keys, columns)
+
+
 def _field_names(available: Sequence[str], columns: Columns) -> dict[str, str]:
     """Role (abstract, title, id, area) -> the name it has in ``available``, matched without
     regard to case; roles without a match are left out."""
@@ -744,7 +768,7 @@ def _object_problem(value, where: str, columns: Columns) -> tuple[dict, InputErr
     shape_fix = f'Write each record as {{"{columns.abstract}": "..."}}.'
     if not isinstance(value, dict):
         return {}, InputError(f"a JSON {type(value).__name__}, not an object", where=where, fix=shape_fix)
-    fields = _field_names(list(value), columns)
+    fields = _fields_of_keys(tuple(value), columns)
     record = {role: value[name] for role, name in fields.items()}
     if "abstract" not in record:
         return {}, InputError(

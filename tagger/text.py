@@ -17,8 +17,8 @@ SOFT_HYPHEN = "\u00ad"
 
 def join_broken_words(text: str) -> str:
     """``text`` with words broken at line ends joined and soft hyphens dropped."""
-    if "-\n" in text or "-\r\n" in text or "- \n" in text or "-\t\n" in text:
+    if "\n" in text and ("-\n" in text or "-\r\n" in text or "- \n" in text or "-\t\n" in text):
         text = _LINE_END_HYPHEN.sub(r"\1", text)
-    if SOFT_HYPHEN in text:
+    if not text.isascii() and SOFT_HYPHEN in text:
         text = text.replace(SOFT_HYPHEN, "")
     return text
