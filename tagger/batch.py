@@ -82,7 +82,7 @@ def _in_parallel(
     _pools_running += 1
     try:
         while True:
-            while in_flight < 2 * (jobs - 1) and (chunk := next(chunks, None)) is not None:
+            while in_flight < 4 * (jobs - 1) and (chunk := next(chunks, None)) is not None:
                 window.append([chunk, executor.submit(_probabilities, [a.document for a in chunk])])
                 in_flight += 1
             if not window:

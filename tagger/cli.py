@@ -315,10 +315,10 @@ def _predict(args: argparse.Namespace) -> int:
         writer = output.RowWriter(stream, output_format, layout)
         for chunk, probabilities in blocks:
             check()
-            chunk_rows = list(output.rows(chunk, probabilities, model, threshold, layout))
+            chunk_rows = output.ChunkRows(chunk, probabilities, model, threshold, layout)
             writer.write_rows(chunk_rows)
-            areas.update(row["area"] for row in chunk_rows)
-            needs_review += sum(row["needs_review"] for row in chunk_rows)
+            areas.update(chunk_rows.table["area"])
+            needs_review += sum(chunk_rows.table["needs_review"])
             update()
         writer.close()
     if writer.unwritten:

@@ -24,8 +24,8 @@ import codecs
 import csv
 import difflib
 import errno
-import gzip
 import functools
+import gzip
 import hashlib
 import io
 import itertools
@@ -533,16 +533,8 @@ def _make(
     extra: dict | None = None,
 ) -> Abstract:
     text = _clean(text)
-    return Abstract(
-        id=id_ or _id_of_normalised(text),
-        text=text,
-        source=source,
-        position=position,
-        line=line,
-        title=normalise_whitespace(title) if title else "",
-        area=area.strip(),
-        extra=extra,
-    )
+    title = normalise_whitespace(title) if title else ""
+    return Abstract(id_ or _id_of_normalised(text), text, source, position, line, title, area.strip(), extra)
 
 
 def _too_long(text: str, where: str) -> InputError | None:
@@ -724,7 +716,7 @@ def _record_problem(record: dict, where: str, fix: str) -> InputError | None:
     text = record.get("abstract")
     if not isinstance(text, str):
         return None  # the caller names what is wrong with the record's shape
-    if not text.strip():
+    if not text or text.isspace():
         return InputError("empty abstract", where=where, fix=fix)
     return _too_long(text, where)
 
@@ -793,7 +785,7 @@ def _json_error(error: Exception) -> str:
 def _read_jsonl(source: _Source) -> Iterator[Abstract]:
     position = 0
     for number, line in enumerate(source.lines(), start=1):
-        if not line.strip():
+        if not line or line.isspace():
             continue
         where = f"{source.name}:{number}"
         problem = source.check_text(number, number, where)

@@ -14,6 +14,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -58,6 +59,12 @@ def words(text: str) -> list[str]:
     """The words of ``text``: runs of word characters (``\\w+``) of the NFKC-normalised,
     lower-cased text, after LaTeX commands, links and e-mail addresses are removed, and words
     broken at line ends (as in text copied from PDFs) joined."""
+    return _spaced_words(text).split()
+
+
+def _spaced_words(text: str) -> str:
+    """The words of ``text`` (see :func:`words`) separated by whitespace (ASCII spaces only):
+    what both ways of splitting, :func:`words` and :func:`_arrow_word_lists`, split."""
     text = join_broken_words(text)
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
@@ -69,8 +76,8 @@ def words(text: str) -> list[str]:
     if not text.isascii():
         text = _PUNCTUATION.sub(" ", text)
     if text.isascii():
-        return text.encode("ascii").translate(_ASCII_SPACES).decode("ascii").split()
-    return _WORD.findall(text)
+        return text.encode("ascii").translate(_ASCII_SPACES).decode("ascii")
+    return " ".join(_WORD.findall(text))
 
 
 def is_term(word: str) -> bool:
@@ -101,6 +108,35 @@ class TextAnalyzer:
                 if first_kept and second_kept
             ]
         return terms
+
+
+class SparseRows(NamedTuple):
+    """A sparse matrix in CSR form as numpy arrays: prediction multiplies it without
+    importing scipy (0.2 s at start-up, in every process); :meth:`csr` makes it scipy's."""
+
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    shape: tuple[int, int]
+
+    def dot(self, dense: np.ndarray) -> np.ndarray:
+        """This matrix times ``dense`` (one row per column of this matrix): each row's
+        products added in the order of its indices. A large batch goes through scipy (ten
+        times faster per row, once its import has been paid), a small one through numpy
+        (no import: one abstract in a new process); the numbers are the same."""
+        if self.shape[0] >= LARGE_BATCH:
+            return np.asarray(self.csr() @ dense)
+        row = np.repeat(np.arange(self.shape[0]), np.diff(self.indptr))
+        products = self.data[:, None] * dense[self.indices]
+        columns = [
+            np.bincount(row, weights=products[:, j], minlength=self.shape[0]) for j in range(dense.shape[1])
+        ]
+        return np.stack(columns, axis=1) if columns else np.zeros((self.shape[0], 0))
+
+    def csr(self):
+        from scipy.sparse import csr_matrix
+
+        return csr_matrix((self.data, self.indices, self.indptr), shape=self.shape)
 
 
 NOT_A_TERM = -1  # a word that is not a feature: it separates pairs
@@ -139,55 +175,126 @@ class TfidfFeatures:
                     raise ValueError(f"the term {term!r} is not one this analyser makes")
                 pairs.append((self._word_feature[first] * n + self._word_feature[second], feature))
         pairs.sort()
+        self._arrow_lookup = None  # made on first use (see _arrow_features)
         self._pair_keys = np.array([key for key, _ in pairs], dtype=np.int64)
         self._pair_features = np.array([feature for _, feature in pairs], dtype=np.int64)
 
     def transform(self, texts: Sequence[str]):
         """The TF-IDF matrix of ``texts``: a scipy CSR matrix, one l2-normed row per text,
         sorted indices."""
-        return self.transform_with_evidence(texts)[0]
+        return self.transform_with_evidence(texts)[0].csr()
 
-    def transform_with_evidence(self, texts: Sequence[str]):
-        """The TF-IDF matrix of ``texts`` and, per text, its evidence (see :func:`evidence`)."""
-        from scipy.sparse import csr_matrix  # C speed for counting and products; loaded on first use
-
-        get, missing = self._word_feature.get, itertools.repeat(NOT_A_TERM)
-        ids: list[int] = []
-        lengths: list[int] = []
-        for text in texts:
-            found = words(text)
-            lengths.append(len(found))
-            ids.extend(map(get, found, missing))
-        n, n_features = len(lengths), len(self.vocabulary)
-        word_feature = np.array(ids, dtype=np.int64)
-        row = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    def transform_with_evidence(self, texts: Sequence[str]) -> tuple[SparseRows, np.ndarray]:
+        """The TF-IDF matrix of ``texts`` (as :class:`SparseRows`) and, per text, its
+        evidence (see :func:`evidence`)."""
+        n, n_features = len(texts), len(self.vocabulary)
+        word_feature, row = self._word_features(texts)
         kept = word_feature != STOP
         word_feature, row = word_feature[kept], row[kept]
         known = word_feature >= 0
-        rows, features = [row[known]], [word_feature[known]]
-        known_words = _evidence(np.bincount(rows[0], minlength=n), np.bincount(row, minlength=n))
+        keys = [row[known] * n_features + word_feature[known]]  # one key per (text, term) seen
+        known_words = _evidence(np.bincount(row[known], minlength=n), np.bincount(row, minlength=n))
         if len(self._pair_keys) and len(word_feature) > 1:
-            first, second = word_feature[:-1], word_feature[1:]
-            neighbours = (row[:-1] == row[1:]) & (first >= 0) & (second >= 0)
-            keys = first[neighbours] * n_features + second[neighbours]
-            at = np.minimum(np.searchsorted(self._pair_keys, keys), len(self._pair_keys) - 1)
-            found_pair = self._pair_keys[at] == keys
-            rows.append(row[:-1][neighbours][found_pair])
-            features.append(self._pair_features[at[found_pair]])
-        row, feature = np.concatenate(rows), np.concatenate(features)
-        order = np.argsort(row, kind="stable")  # pairs come after words: group terms by text
-        counts = csr_matrix(
-            (np.ones(len(row)), feature[order], np.searchsorted(row[order], np.arange(n + 1))),
-            shape=(n, n_features),
-        )
-        counts.sum_duplicates()  # counts per (text, term), indices sorted
-        values = counts.data
-        if self.sublinear_tf:
-            values = 1.0 + np.log(values)
-        values *= self.idf[counts.indices]
-        row_of = np.repeat(np.arange(n), np.diff(counts.indptr))
+            keys.append(self._pair_terms(word_feature, row, n))
+        keys = np.sort(np.concatenate(keys))  # by text, then by term: the CSR order
+        starts = np.flatnonzero(np.diff(keys, prepend=-1))  # first of each run of one key
+        counts = np.diff(starts, append=len(keys)).astype(np.float64)
+        unique = keys[starts]
+        row_of, indices = np.divmod(unique, n_features)
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(row_of, minlength=n), out=indptr[1:])
+        values = 1.0 + np.log(counts) if self.sublinear_tf else counts
+        values *= self.idf[indices]
         values /= np.sqrt(np.bincount(row_of, weights=values * values, minlength=n))[row_of]
-        return csr_matrix((values, counts.indices, counts.indptr), shape=counts.shape), known_words
+        return SparseRows(values, indices.astype(np.int32), indptr, (n, n_features)), known_words
+
+    def _pair_terms(self, word_feature: np.ndarray, row: np.ndarray, n: int) -> np.ndarray:
+        """The (text, term) keys of the pair features among neighbouring words: the pairs'
+        keys are sorted first, so that one pass of ``searchsorted`` finds them all."""
+        n_features = len(self.vocabulary)
+        first, second = word_feature[:-1], word_feature[1:]
+        neighbours = (row[:-1] == row[1:]) & (first >= 0) & (second >= 0)
+        pair_key, pair_row = first[neighbours] * n_features + second[neighbours], row[:-1][neighbours]
+        if n_features * n_features * n < 2**62:  # (pair, text) fits in one int64: sort both at once
+            pair_key, pair_row = np.divmod(np.sort(pair_key * n + pair_row), n)
+        at = np.minimum(np.searchsorted(self._pair_keys, pair_key), len(self._pair_keys) - 1)
+        found = self._pair_keys[at] == pair_key
+        return pair_row[found] * n_features + self._pair_features[at[found]]
+
+    def _word_features(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Per word of ``texts``, in order: its feature (or :data:`STOP`, or
+        :data:`NOT_A_TERM`) and the index of its text."""
+        spaced = [_spaced_words(text) for text in texts]
+        if len(spaced) >= LARGE_BATCH and (found := self._arrow_features(spaced)) is not None:
+            return found
+        get, missing = self._word_feature.get, itertools.repeat(NOT_A_TERM)
+        ids: list[int] = []
+        lengths: list[int] = []
+        for text in spaced:
+            found = text.split()
+            lengths.append(len(found))
+            ids.extend(map(get, found, missing))
+        return np.array(ids, dtype=np.int64), np.repeat(np.arange(len(spaced), dtype=np.int64), lengths)
+
+    def _arrow_features(self, spaced: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
+        """:meth:`_word_features` of texts already spaced (see :func:`_spaced_words`), split and
+        looked up in pyarrow's C++ kernels, without a Python string per word; None without
+        pyarrow."""
+        try:
+            import pyarrow.compute as pc
+        except ImportError:
+            return None
+        if self._arrow_lookup is None:
+            self._arrow_lookup = pc.SetLookupOptions(_arrow_strings(list(self._word_feature)))
+            self._arrow_features_of = np.append(
+                np.array(list(self._word_feature.values()), np.int64), NOT_A_TERM
+            )
+        lists = pc.ascii_split_whitespace(_arrow_strings(spaced))
+        words = lists.flatten()
+        found = pc.index_in(words, options=self._arrow_lookup)  # null: not a word the model knows
+        index = np.where(_valid(found), _numbers(found, np.int32), -1)
+        row = np.repeat(np.arange(len(spaced), dtype=np.int64), np.diff(_numbers(lists, np.int32, 1)))
+        word = np.diff(_numbers(words, np.int64, 1)) > 0  # not an empty string (at a text's ends)
+        return self._arrow_features_of[index[word]], row[word]
+
+
+# A batch of this many texts or more is large: its words are split and looked up by pyarrow
+# (if installed), and its matrix multiplied by scipy; a smaller one imports neither.
+LARGE_BATCH = 64
+
+
+def _valid(array) -> np.ndarray | bool:
+    """Whether each value of a pyarrow array is there (not null); True if all are."""
+    if not array.null_count:
+        return True
+    bits = np.frombuffer(array.buffers()[0], dtype=np.uint8)
+    return np.unpackbits(bits, count=array.offset + len(array), bitorder="little")[array.offset :].astype(
+        bool
+    )
+
+
+def _numbers(array, dtype, offsets: int = 0) -> np.ndarray:
+    """The numbers of a pyarrow array without nulls (with ``offsets=1``, the offsets of an
+    array of strings or lists) as a numpy array sharing its memory (``to_numpy`` would
+    import pandas, 0.3 s)."""
+    start = array.offset * np.dtype(dtype).itemsize
+    return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array) + offsets, offset=start)
+
+
+def _arrow_strings(strings: list[str]):
+    """``strings`` as a pyarrow array, made from one UTF-8 buffer (``pyarrow.array`` would
+    import pandas to check what it was given)."""
+    import pyarrow as pa
+
+    data = "".join(strings).encode("utf-8")
+    sizes = np.fromiter(
+        (len(s) if s.isascii() else len(s.encode("utf-8")) for s in strings), np.int64, len(strings)
+    )
+    offsets = np.zeros(len(strings) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    return pa.Array.from_buffers(
+        pa.large_string(), len(strings), [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    )
 
 
 def evidence(texts: Sequence[str], vocabulary) -> np.ndarray:

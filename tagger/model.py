@@ -1,5 +1,5 @@
-"""A fitted model: plain arrays plus a model card. Prediction needs numpy and scipy.sparse,
-never scikit-learn.
+"""A fitted model: plain arrays plus a model card. Prediction needs numpy only (pyarrow, when
+installed, splits large batches faster), never scikit-learn or scipy.
 
 A model directory holds ``model.json`` (the card: areas, settings, training data, figures)
 and the weights file the card names (``weights-<hash>.npz``: vocabulary, idf, coefficients,
@@ -111,7 +111,7 @@ class Model:
         return self._scores(*self.features.transform_with_evidence(_as_texts(texts))).raw
 
     def _scores(self, matrix, evidence: np.ndarray) -> Scores:
-        linear = np.asarray(matrix @ self._coef_by_feature)
+        linear = matrix.dot(self._coef_by_feature)
         return Scores(linear, np.broadcast_to(self.intercept, linear.shape), evidence)
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:

@@ -60,6 +60,51 @@ class Layout:
         return self.top_k is not None or self.min_confidence is not None
 
 
+class ChunkRows:
+    """The output rows of a chunk of abstracts, from their calibrated probabilities, held by
+    column (``table``: :data:`COLUMNS` in order); iterating gives each row as a dict keyed
+    by :data:`COLUMNS`, then ``tags`` and the kept columns if ``layout`` asks."""
+
+    def __init__(
+        self,
+        chunk: list[Abstract],
+        probabilities: np.ndarray,
+        model: Model,
+        review_below: float | None,
+        layout: Layout = Layout(),
+    ) -> None:
+        self.table: dict[str, list] = {
+            "source": [a.source for a in chunk],
+            "position": [a.position for a in chunk],
+            "id": [a.id for a in chunk],
+            **prediction_table(probabilities, model, review_below),
+        }
+        self.tags = (
+            top_areas(probabilities, model.areas, layout.top_k, layout.min_confidence or 0.0)
+            if layout.tags
+            else None
+        )
+        self.kept = [a.extra or {} for a in chunk] if layout.keep else None
+
+    def __len__(self) -> int:
+        return len(self.table["id"])
+
+    def __iter__(self) -> Iterator[dict]:
+        for i, values in enumerate(zip(*self.table.values())):
+            row = dict(zip(self.table, values))
+            if self.tags is not None:
+                row["tags"] = [{"area": area, "confidence": round(p, DIGITS)} for area, p in self.tags[i]]
+            if self.kept is not None:
+                for name, value in self.kept[i].items():
+                    row[_kept_name(name)] = value
+            yield row
+
+    @property
+    def plain(self) -> bool:
+        """Whether the rows hold :data:`COLUMNS` only."""
+        return self.tags is None and self.kept is None
+
+
 def rows(
     chunk: list[Abstract],
     probabilities: np.ndarray,
@@ -67,23 +112,8 @@ def rows(
     review_below: float | None,
     layout: Layout = Layout(),
 ) -> Iterator[dict]:
-    """The output rows of a chunk of abstracts, from their calibrated probabilities: dicts
-    keyed by :data:`COLUMNS`, then ``tags`` and the kept columns if ``layout`` asks."""
-    table = prediction_table(probabilities, model, review_below)
-    tags = (
-        top_areas(probabilities, model.areas, layout.top_k, layout.min_confidence or 0.0)
-        if layout.tags
-        else None
-    )
-    for i, (abstract, *values) in enumerate(zip(chunk, *table.values())):
-        row = {"source": abstract.source, "position": abstract.position, "id": abstract.id}
-        row.update(zip(table, values))
-        if tags is not None:
-            row["tags"] = [{"area": area, "confidence": round(p, DIGITS)} for area, p in tags[i]]
-        if layout.keep:
-            for name, value in (abstract.extra or {}).items():
-                row[_kept_name(name)] = value
-        yield row
+    """The output rows of a chunk of abstracts as dicts (see :class:`ChunkRows`)."""
+    return iter(ChunkRows(chunk, probabilities, model, review_below, layout))
 
 
 def _kept_name(name: str) -> str:
@@ -127,7 +157,11 @@ class RowWriter:
         if self._csv is not None:
             self._csv.writerow(self.columns)
 
-    def write_rows(self, rows: list[dict]) -> None:
+    def write_rows(self, rows: ChunkRows | list[dict]) -> None:
+        if isinstance(rows, ChunkRows) and rows.plain and self.output_format == "csv":
+            self._csv.writerows(zip(*rows.table.values()))  # the columns in order, no dict per row
+            return
+        rows = list(rows)
         if self.columns is None:
             self._fix_columns(rows)
         if self.output_format == "jsonl":

@@ -1,10 +1,11 @@
 import re
 import unicodedata
 
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from tagger.features import STOP_WORDS, TextAnalyzer, is_term, words
+from tagger.corpus import normalise_whitespace
+from tagger.features import LARGE_BATCH, STOP_WORDS, TextAnalyzer, is_term, words
 from tagger.text import join_broken_words
 
 
@@ -77,3 +78,76 @@ def test_pdf_artefacts_do_not_change_the_tag(shipped):
     assert shipped.predict(pasted) == shipped.predict(clean)
     # The last part of a compound keeps its hyphen: state-of-the-art, not "theart".
     assert words("a state-of-the-\nart model") == ["a", "state", "of", "the", "art", "model"]
+
+
+# Text that has broken analysers: LaTeX, links, Greek final sigma, dotted capital I,
+# ligatures, full-width and combining characters, control characters, emoji, lone surrogates.
+HOSTILE = [
+    "\\textbf{Deep} $\\mathcal{L}$ learning",
+    "see https://arxiv.org/abs/1234 or www.x.org, mail me@x.org",
+    "\u039f\u0394\u039f\u03a3 \u03a3\u039f\u03a6\u039f\u03a3 \u03c2 \u03c3",  # final sigma
+    "\u0130stanbul I\u0307 \u0131",  # dotted and dotless I
+    "ﬁne-tuning ﬀ ﬃ",
+    "\uff46\uff55\uff4c\uff4c \uff27\uff21\uff2e",  # full-width "full GAN"
+    "e\u0301 n\u0303 combining",
+    "\x00\x01\x1c\x7f\t\r\n control",
+    "emoji 🤖 robot 👩‍🔬",
+    "lone \ud800 surrogate \udfff",
+    "gen-\nerative state-of-the-\nart",
+    "",
+    " ",
+]
+hostile_text = st.one_of(
+    st.sampled_from(HOSTILE),
+    st.text(alphabet=st.characters(exclude_categories=()), max_size=200),
+    st.lists(
+        st.sampled_from([*HOSTILE, "neural network", "reinforcement learning", "the", "3"]), max_size=12
+    ).map(" ".join),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(hostile_text, min_size=1, max_size=70))
+def test_a_large_batch_has_the_numbers_of_each_text_alone_and_of_scikit_learn(shipped, texts):
+    """A large batch (split by pyarrow, multiplied by scipy) gives each text the matrix row,
+    evidence and scores it gets alone (split in Python, multiplied by numpy), bit for bit,
+    and the TF-IDF numbers scikit-learn computes with the model's analyser and vocabulary."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    batch = (texts * LARGE_BATCH)[: max(LARGE_BATCH, len(texts))]
+    matrix, evidence = shipped.features.transform_with_evidence(batch)
+    scores = matrix.dot(shipped._coef_by_feature)
+    for i, text in enumerate(texts):
+        alone, alone_evidence = shipped.features.transform_with_evidence([text])
+        start, end = matrix.indptr[i], matrix.indptr[i + 1]
+        assert list(matrix.indices[start:end]) == list(alone.indices)
+        assert list(matrix.data[start:end]) == list(alone.data)
+        assert evidence[i] == alone_evidence[0]
+        assert list(scores[i]) == list(alone.dot(shipped._coef_by_feature)[0])
+    vectorizer = TfidfVectorizer(
+        analyzer=shipped.card.settings.analyzer,
+        vocabulary=list(shipped.vocabulary),
+        sublinear_tf=shipped.features.sublinear_tf,
+    )
+    vectorizer.idf_ = shipped.idf
+    expected = vectorizer.transform(texts)
+    ours = matrix.csr()[: len(texts)]
+    assert (ours != expected).nnz == 0 or abs(ours - expected).max() < 1e-12
+    assert list(ours.indices) == list(expected.sorted_indices().indices)
+
+
+def test_without_pyarrow_a_large_batch_is_split_in_python_with_the_same_numbers(shipped, monkeypatch):
+    import sys
+
+    texts = [HOSTILE[i % len(HOSTILE)] + f" neural network {i}" for i in range(LARGE_BATCH + 5)]
+    with_arrow = shipped.predict_proba(texts)
+    monkeypatch.setitem(sys.modules, "pyarrow.compute", None)  # import pyarrow.compute fails
+    assert shipped.features._arrow_features(texts) is None
+    assert (shipped.predict_proba(texts) == with_arrow).all()
+
+
+@given(
+    st.text(alphabet=st.sampled_from(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u2003\u3000ab.é"), max_size=40)
+)
+def test_whitespace_is_normalised_as_splitting_and_joining_would(text):
+    assert normalise_whitespace(text) == " ".join(text.split())
