@@ -187,10 +187,15 @@ def folds(training_set: TrainingSet) -> tuple[str, list[tuple[np.ndarray, np.nda
         return scheme, list(splitter.split(np.zeros(n), training_set.labels))
 
 
-def out_of_fold_scores(training_set: TrainingSet, candidates: list[TrainingSettings]) -> list[OutOfFold]:
-    """Each candidate setting's out-of-fold scores. Area descriptions stay in every training
-    fold. Candidates with the same feature settings share one TF-IDF fit per fold; k folds run
-    on all cores (leave-one-out's many tiny fits run in this process)."""
+def out_of_fold_scores(
+    training_set: TrainingSet,
+    candidates: list[TrainingSettings],
+    first_fold: list[tuple[Scores, Scores]] | None = None,
+) -> list[OutOfFold]:
+    """Each candidate setting's out-of-fold scores (``first_fold``: the candidates' scores
+    on the first fold, already computed). Area descriptions stay in every training fold.
+    Candidates with the same feature settings share one TF-IDF fit per fold; k folds run on
+    all cores (leave-one-out's many tiny fits run in this process)."""
     from joblib import Parallel, delayed
 
     scheme, splits = folds(training_set)
@@ -198,10 +203,11 @@ def out_of_fold_scores(training_set: TrainingSet, candidates: list[TrainingSetti
     for i, settings in enumerate(candidates):
         groups.setdefault(repr(settings.features()), []).append(i)
     jobs = 1 if len(training_set.labels) <= LEAVE_ONE_OUT_MAX else -1
+    known = [dict(enumerate(first_fold))] if first_fold else []
     with _one_blas_thread():
-        results = Parallel(n_jobs=jobs)(
+        results = known + Parallel(n_jobs=jobs)(
             delayed(_fold_scores)(training_set, candidates, list(groups.values()), train_index, test_index)
-            for train_index, test_index in splits
+            for train_index, test_index in splits[len(known) :]
         )
     n = len(training_set.labels)
     result = []
@@ -234,8 +240,9 @@ def _fold_scores(
     groups: list[list[int]],
     train_index: np.ndarray,
     test_index: np.ndarray,
-) -> list[tuple[Scores, Scores]]:
-    """Each candidate's scores for the held-out abstracts of one fold, whole and cut short."""
+) -> dict[int, tuple[Scores, Scores]]:
+    """The scores of the candidates in ``groups`` (by index) for the held-out abstracts of
+    one fold, whole and cut short."""
     fold = training_set.subset(train_index)
     held_out = [training_set.texts[i] for i in test_index]
     probes = [
@@ -263,7 +270,7 @@ def _fold_scores(
                 for matrix, e in zip((test_matrix, probe_matrix), known)
             )
             scores[i] = (whole, short)
-    return [scores[i] for i in range(len(candidates))]
+    return scores
 
 
 def _calibrated_log_loss(scores: Scores, truth: np.ndarray) -> float:
@@ -279,21 +286,33 @@ def _macro_f1(scores: Scores, truth: np.ndarray) -> float:
 
 
 def select_settings(
-    training_set: TrainingSet, base: TrainingSettings | None = None, grid_values: dict | None = None
+    training_set: TrainingSet,
+    base: TrainingSettings | None = None,
+    grid_values: dict | None = None,
+    halving: bool = True,
 ) -> tuple[TrainingSettings, SettingsSelection, OutOfFold]:
     """The point of ``grid_values`` (default :data:`SELECTION_GRID`; applied to ``base``)
     with the best cross-validated macro-F1 (within :data:`SELECTION_TOLERANCE`, the one with
     the least calibrated log loss; ``base`` itself when it is within both tolerances), how it
-    was chosen, and its out-of-fold scores."""
+    was chosen, and its out-of-fold scores. With k folds, the candidates are first narrowed
+    down on one fold (:func:`successive_halving`; ``halving=False``: every one is
+    cross-validated in full, as the benchmark does to check the narrowing); the last ones are
+    cross-validated in full."""
     grid_values = grid_values or SELECTION_GRID
     base = base or TrainingSettings()
     grid = [dict(zip(grid_values, values)) for values in itertools.product(*grid_values.values())]
     candidates = [replace(base, **point) for point in grid]
-    results = out_of_fold_scores(training_set, candidates)
     truth = training_set.label_indices()
-    f1 = [_macro_f1(result.scores, truth) for result in results]
-    log_loss = [_calibrated_log_loss(result.scores, truth) for result in results]
-    near_best = [i for i in range(len(grid)) if f1[i] >= max(f1) - SELECTION_TOLERANCE]
+    first_fold, fold_scores = successive_halving(training_set, candidates, truth) if halving else ({}, {})
+    keep = max(HALVING_KEEP, -(-len(candidates) // HALVING_SHARE))
+    ranked = sorted(first_fold, key=lambda i: -first_fold[i])  # stable: grid order among equals
+    finalists = sorted(ranked[:keep]) if first_fold else list(range(len(candidates)))
+    known = [fold_scores[i] for i in finalists] if first_fold else None
+    scored = out_of_fold_scores(training_set, [candidates[i] for i in finalists], known)
+    results = dict(zip(finalists, scored))
+    f1 = {i: _macro_f1(results[i].scores, truth) for i in finalists}
+    log_loss = {i: _calibrated_log_loss(results[i].scores, truth) for i in finalists}
+    near_best = [i for i in finalists if f1[i] >= max(f1.values()) - SELECTION_TOLERANCE]
     best = min(near_best, key=lambda i: log_loss[i])
     # Differences within the tolerances are noise: then the settings we start from stay.
     unchanged = [
@@ -302,13 +321,57 @@ def select_settings(
     best = unchanged[0] if unchanged else best
     selection = SettingsSelection(
         scheme=results[best].scheme,
-        criterion=f"macro_f1 (within {SELECTION_TOLERANCE}: least calibrated log loss)",
+        criterion=f"macro_f1 (within {SELECTION_TOLERANCE}: least calibrated log loss)"
+        + (f"; {HALVING_CRITERION}" if first_fold else ""),
         grid=tuple(
-            {**point, "macro_f1": round(f, 4), "log_loss": round(loss, 4)}
-            for point, f, loss in zip(grid, f1, log_loss)
+            {
+                **point,
+                **({"first_fold_macro_f1": round(first_fold[i], 4)} if first_fold else {}),
+                **({"macro_f1": round(f1[i], 4), "log_loss": round(log_loss[i], 4)} if i in results else {}),
+            }
+            for i, point in enumerate(grid)
         ),
     )
     return candidates[best], selection, results[best]
+
+
+# Successive halving: the candidates are fitted on the first fold's training abstracts and
+# scored on its held-out ones; the best fifth by macro-F1 (at least HALVING_KEEP) go on to
+# be cross-validated on the other folds too.
+HALVING_KEEP = 2
+HALVING_SHARE = 5
+HALVING_CRITERION = "the best fifth by macro-F1 on the first fold cross-validated in full"
+
+
+def successive_halving(
+    training_set: TrainingSet, candidates: list[TrainingSettings], truth: np.ndarray
+) -> tuple[dict[int, float], dict[int, tuple[Scores, Scores]]]:
+    """Each candidate's macro-F1 on the first fold (fitted on its training abstracts, scored
+    on its held-out ones), by index, and its scores there (kept for the full
+    cross-validation); empty with leave-one-out (one abstract cannot tell candidates apart,
+    and the fits are small anyway) or with too few candidates to narrow."""
+    from joblib import Parallel, delayed
+
+    scheme, splits = folds(training_set)
+    if scheme == "leave-one-out" or len(candidates) <= HALVING_KEEP:
+        return {}, {}
+    train_index, test_index = splits[0]
+    groups: dict[str, list[int]] = {}
+    for i, candidate in enumerate(candidates):
+        groups.setdefault(repr(candidate.features()), []).append(i)
+    with _one_blas_thread():
+        parts = Parallel(n_jobs=min(len(groups), _cores()))(
+            delayed(_fold_scores)(training_set, candidates, [group], train_index, test_index)
+            for group in groups.values()
+        )
+    scores = {i: both for part in parts for i, both in part.items()}
+    return {i: _macro_f1(scores[i][0], truth[test_index]) for i in range(len(candidates))}, scores
+
+
+def _cores() -> int:
+    from .batch import default_jobs
+
+    return default_jobs()
 
 
 @dataclass(frozen=True)

@@ -215,13 +215,32 @@ def test_settings_are_chosen_by_cross_validation_on_enough_labels(tmp_path, monk
     model = train(labelled_file(tmp_path))
     selection = model.card.settings_selection
     assert selection.scheme == "stratified 5-fold" and len(selection.grid) == 4
-    best = max(row["macro_f1"] for row in selection.grid)
-    near = [row for row in selection.grid if row["macro_f1"] >= best - training.SELECTION_TOLERANCE]
+    # Successive halving: the best three on the first fold are cross-validated in full.
+    ranked = sorted(selection.grid, key=lambda row: -row["first_fold_macro_f1"])
+    finalists = ranked[: training.HALVING_KEEP]
+    assert all("macro_f1" in row for row in finalists) and "macro_f1" not in ranked[-1]
+    best = max(row["macro_f1"] for row in finalists)
+    near = [row for row in finalists if row["macro_f1"] >= best - training.SELECTION_TOLERANCE]
     chosen = min(near, key=lambda row: row["log_loss"])
     assert chosen["C"] == model.card.settings.C
     assert model.card.settings.balance_areas == chosen["balance_areas"]
     assert model.card.settings.fit_intercept == (not chosen["balance_areas"])
     assert model.predict("On gripper: robot arm grasp").area == "robots"
+
+
+def test_without_halving_every_candidate_is_cross_validated_in_full(tmp_path, monkeypatch):
+    from tagger import training
+    from tagger.labels import read_labelled_file
+
+    monkeypatch.setattr(training, "LEAVE_ONE_OUT_MAX", 20)
+    data = read_labelled_file(labelled_file(tmp_path))
+    grid = {"C": (0.01, 0.1, 1.0, 10.0), "ngram_max": (1,)}
+    _, selection, _ = training.select_settings(data, grid_values=grid, halving=False)
+    assert all("macro_f1" in row and "first_fold_macro_f1" not in row for row in selection.grid)
+    _, halved, _ = training.select_settings(data, grid_values=grid)
+    assert sum("macro_f1" in row for row in halved.grid) == training.HALVING_KEEP
+    for full, narrowed in zip(selection.grid, halved.grid):  # the same folds: the same figures
+        assert narrowed.get("macro_f1", full["macro_f1"]) == pytest.approx(full["macro_f1"], abs=0.01)
 
 
 def test_few_labels_keep_the_default_settings(tmp_path):
