@@ -71,16 +71,21 @@ def tag_abstracts(
 def _in_parallel(
     chunks: Iterator[list[Abstract]], model: Model, jobs: int
 ) -> Iterator[tuple[list, np.ndarray]]:
-    from joblib.executor import get_memmapping_executor  # the executor joblib.Parallel shares
+    from concurrent.futures import ThreadPoolExecutor
 
-    # The pool is kept for the next run with the same model (an executor is reused only when
-    # its initializer and model are the same objects).
-    executor = get_memmapping_executor(jobs - 1, initializer=_receive_model, initargs=(model,))
     window: collections.deque = collections.deque()  # [chunk, future or probabilities], in order
     in_flight = 0
     global _pools_running
     _pools_running += 1
     try:
+        # Starting a worker blocks until the new process has read the model from a pipe, which
+        # it does once Python is up (half a second): a thread waits for that while this
+        # process tags the first chunks.
+        with ThreadPoolExecutor(1) as starter:
+            starting = starter.submit(_start_pool, model, jobs)
+            while not starting.done() and (chunk := next(chunks, None)) is not None:
+                yield chunk, model.predict_proba([a.document for a in chunk])
+            executor = starting.result()
         while True:
             while in_flight < 4 * (jobs - 1) and (chunk := next(chunks, None)) is not None:
                 window.append([chunk, executor.submit(_probabilities, [a.document for a in chunk])])
@@ -103,6 +108,21 @@ def _in_parallel(
         for _, result in window:
             if isinstance(result, Future):
                 result.cancel()
+
+
+def _start_pool(model: Model, jobs: int):
+    """A pool of ``jobs - 1`` worker processes holding ``model``, started. The pool is kept
+    for the next run with the same model (an executor is reused only when its initializer
+    and model are the same objects)."""
+    from joblib.executor import get_memmapping_executor  # the executor joblib.Parallel shares
+
+    executor = get_memmapping_executor(jobs - 1, initializer=_receive_model, initargs=(model,))
+    executor.submit(_started)  # the workers start on the first task
+    return executor
+
+
+def _started() -> None:
+    """A first task, run in a worker: it starts the workers."""
 
 
 _worker_model: Model | None = None  # in a worker process: the model it tags with
