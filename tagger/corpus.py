@@ -133,9 +133,11 @@ def normalise_whitespace(text: str) -> str:
     ``" ".join(text.split())``, without making a string of every word of ASCII text."""
     if not text.isascii():
         return " ".join(text.split())
-    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
-        return text  # already normal
-    spaced = text.encode("ascii").translate(_ASCII_WHITESPACE_TO_SPACE)
+    data = text.encode("ascii")
+    plain = text[:1] != " " and text[-1:] != " " and len(data.translate(None, _ASCII_WHITESPACE)) == len(data)
+    if plain and "  " not in text:
+        return text  # already normal: only single spaces
+    spaced = data.translate(_ASCII_WHITESPACE_TO_SPACE)
     while b"  " in spaced:
         spaced = spaced.replace(b"  ", b" ")
     return spaced.strip(b" ").decode("ascii")
