@@ -228,6 +228,12 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--model", metavar="DIR", default=DEFAULT_MODEL_DIR, help="where to save (default models)"
     )
+    train.add_argument(
+        "--search",
+        action="store_true",
+        help="choose the settings anew (by default a retrain keeps the settings the model in --model "
+        "chose, while the labels changed by at most 20%%)",
+    )
     train.set_defaults(run=_train)
 
     evaluate = commands.add_parser(
@@ -561,7 +567,8 @@ def _train(args: argparse.Namespace) -> int:
     except TaggerError:
         previous = None
     pile = [a.document for a in corpus.read_abstracts(args.unlabelled)] if args.unlabelled else None
-    model = train(training_set, unlabelled=pile)
+    reuse = previous.card if previous is not None and not args.search else None
+    model = train(training_set, unlabelled=pile, previous=reuse)
     model.save(args.model)
     figures = model.card.evaluation
     print(
@@ -570,6 +577,14 @@ def _train(args: argparse.Namespace) -> int:
         f"saved to {args.model}",
         file=sys.stderr,
     )
+    if reuse is not None and model.card.settings_selection is not reuse.settings_selection:
+        chosen = model.card.settings_selection
+        if chosen is not None and chosen.criterion.startswith("reused"):
+            print(
+                f"kept the settings the previous model chose ({chosen.criterion.split(';')[0]}); "
+                "--search chooses anew",
+                file=sys.stderr,
+            )
     if model.card.unlabelled is not None:
         pile_record = model.card.unlabelled
         print(

@@ -428,15 +428,46 @@ def calibrate(
     )
 
 
+# A retrain keeps the settings its previous model chose, without a new search, while the
+# labels changed little: the same areas, and labelled abstracts added, removed or moved
+# between areas adding up to at most this share of the previous model's.
+REUSE_CHANGE = 0.2
+
+
+def reusable_settings(
+    training_set: TrainingSet, previous: ModelCard | None
+) -> tuple[TrainingSettings, SettingsSelection] | None:
+    """The settings ``previous`` (the card of the model being replaced) chose by a search,
+    with how, when the labels changed little since (see :data:`REUSE_CHANGE`)."""
+    if previous is None or previous.settings_selection is None or previous.slugs != training_set.slugs:
+        return None
+    if previous.training_data.uses_area_descriptions != training_set.use_descriptions:
+        return None
+    before, now = previous.labelled_per_area, training_set.counts()
+    changed = sum(abs(now[slug] - before.get(slug, 0)) for slug in now)
+    total = previous.training_data.labelled_abstracts
+    if not total or changed > REUSE_CHANGE * total:
+        return None
+    criterion = (
+        f"reused from the previous model ({changed} labelled abstracts changed of {total}, "
+        f"within {REUSE_CHANGE:.0%}); there: {previous.settings_selection.criterion}"
+    )
+    return previous.settings, replace(previous.settings_selection, criterion=criterion)
+
+
 def choose_settings(
-    training_set: TrainingSet, settings: TrainingSettings | None = None
+    training_set: TrainingSet, settings: TrainingSettings | None = None, previous: ModelCard | None = None
 ) -> tuple[TrainingSettings, SettingsSelection | None, OutOfFold | None]:
-    """The settings to train with: ``settings``; without them, the defaults, or the best of
-    :data:`SELECTION_GRID` from :data:`SELECT_FROM` labelled abstracts on (with how they were
-    chosen, and their out-of-fold scores when the search used every labelled abstract)."""
+    """The settings to train with: ``settings``; without them, those of the ``previous``
+    model's search when the labels changed little (:func:`reusable_settings`); else the
+    defaults, or the best of :data:`SELECTION_GRID` from :data:`SELECT_FROM` labelled
+    abstracts on (with how they were chosen, and their out-of-fold scores when the search
+    used every labelled abstract)."""
     _check_enough_labels(training_set)
     if settings is not None:
         return settings, None, None
+    if (reused := reusable_settings(training_set, previous)) is not None:
+        return *reused, None
     chosen, selection, out_of_fold = TrainingSettings(), None, None
     sample = _stratified_sample(training_set, SELECTION_SAMPLE)
     if len(training_set.labels) >= SELECT_FROM:
@@ -461,9 +492,11 @@ def _check_enough_labels(training_set: TrainingSet) -> None:
         )
 
 
-def cross_validate(training_set: TrainingSet, settings: TrainingSettings | None = None) -> CrossValidation:
+def cross_validate(
+    training_set: TrainingSet, settings: TrainingSettings | None = None, previous: ModelCard | None = None
+) -> CrossValidation:
     """Cross-validate ``settings`` (see :func:`choose_settings`), calibrated."""
-    settings, selection, out_of_fold = choose_settings(training_set, settings)
+    settings, selection, out_of_fold = choose_settings(training_set, settings, previous)
     if out_of_fold is None:
         [out_of_fold] = out_of_fold_scores(training_set, [settings])
     return calibrate(training_set, settings, out_of_fold, selection)
@@ -488,23 +521,28 @@ def _stratified_sample(training_set: TrainingSet, size: int) -> TrainingSet:
 
 
 def train(
-    training_set: TrainingSet, settings: TrainingSettings | None = None, unlabelled: list[str] | None = None
+    training_set: TrainingSet,
+    settings: TrainingSettings | None = None,
+    unlabelled: list[str] | None = None,
+    previous: ModelCard | None = None,
 ) -> Model:
     """Fit a model on ``training_set``, calibrated by cross-validation, with its card.
     Without ``settings``, they are the defaults, or chosen by cross-validation when there
     are at least :data:`SELECT_FROM` labelled abstracts. With ``unlabelled`` abstracts (the
     pile to tag), the model learns from them too, by self-training
-    (:mod:`tagger.selftraining`); the pseudo-labelled abstracts are in every training fold."""
+    (:mod:`tagger.selftraining`); the pseudo-labelled abstracts are in every training fold.
+    ``previous``: the card of the model this one replaces, whose chosen settings are kept
+    while the labels changed little (:func:`reusable_settings`)."""
     record = None
     if unlabelled:
         from .selftraining import self_train
 
-        settings, selection, _ = choose_settings(training_set, settings)
+        settings, selection, _ = choose_settings(training_set, settings, previous)
         training_set, record = self_train(training_set, unlabelled, settings)
         [out_of_fold] = out_of_fold_scores(training_set, [settings])
         validation = calibrate(training_set, settings, out_of_fold, selection)
     else:
-        validation = cross_validate(training_set, settings)
+        validation = cross_validate(training_set, settings, previous)
     pipeline = fit_pipeline(training_set, validation.settings)
     n_features = len(pipeline.named_steps["tfidf"].vocabulary_)
     return export(pipeline, model_card(training_set, validation, n_features, record))

@@ -3,11 +3,11 @@ import json
 
 import numpy as np
 import pytest
-from conftest import SEEDS
+from conftest import SEEDS, run
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tagger import train
+from tagger import load_model, train
 from tagger.calibration import softmax
 from tagger.card import Calibration, ModelCard
 from tagger.corpus import read_abstracts
@@ -241,6 +241,47 @@ def test_without_halving_every_candidate_is_cross_validated_in_full(tmp_path, mo
     assert sum("macro_f1" in row for row in halved.grid) == training.HALVING_KEEP
     for full, narrowed in zip(selection.grid, halved.grid):  # the same folds: the same figures
         assert narrowed.get("macro_f1", full["macro_f1"]) == pytest.approx(full["macro_f1"], abs=0.01)
+
+
+def test_a_retrain_keeps_the_searched_settings_while_the_labels_change_little(tmp_path, monkeypatch):
+    from tagger import training
+    from tagger.labels import read_labelled_file
+
+    monkeypatch.setattr(training, "SELECT_FROM", 30)
+    monkeypatch.setattr(training, "LEAVE_ONE_OUT_MAX", 20)
+    monkeypatch.setattr(training, "SELECTION_GRID", {"C": (0.01, 10.0), "ngram_max": (1, 2)})
+    data = read_labelled_file(labelled_file(tmp_path, n_per_area=20))  # 60 labels
+    first = training.train(data).card
+    assert first.settings_selection is not None
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("searched")
+
+    monkeypatch.setattr(training, "select_settings", no_search)
+    few_changed = data.subset(np.arange(len(data.labels))[2:])  # 2 of 60 labels gone: 3%
+    kept = training.train(few_changed, previous=first).card
+    assert kept.settings == first.settings
+    assert kept.settings_selection.criterion.startswith("reused from the previous model (2 labelled")
+    assert kept.settings_selection.grid == first.settings_selection.grid
+    index = np.arange(len(data.labels))
+    fewer = data.subset(index[index % 3 > 0])  # a third of them gone: a new search
+    with pytest.raises(AssertionError, match="searched"):
+        training.train(fewer, previous=first)
+
+
+def test_train_search_chooses_anew(tmp_path, monkeypatch, capsys):
+    from tagger import training
+
+    monkeypatch.setattr(training, "SELECT_FROM", 30)
+    monkeypatch.setattr(training, "LEAVE_ONE_OUT_MAX", 20)
+    monkeypatch.setattr(training, "SELECTION_GRID", {"C": (0.01, 10.0), "ngram_max": (1,)})
+    data, folder = labelled_file(tmp_path, n_per_area=12), tmp_path / "model"
+    assert run(capsys, "train", "--data", data, "--model", folder)[0] == 0
+    status, _, err = run(capsys, "train", "--data", data, "--model", folder)
+    assert status == 0 and "kept the settings the previous model chose (reused" in err
+    status, _, err = run(capsys, "train", "--data", data, "--model", folder, "--search")
+    assert status == 0 and "kept the settings" not in err
+    assert not load_model(folder).card.settings_selection.criterion.startswith("reused")
 
 
 def test_few_labels_keep_the_default_settings(tmp_path):
