@@ -559,7 +559,7 @@ def _training_set(args: argparse.Namespace):
 def _train(args: argparse.Namespace) -> int:
     from .evaluate import compare, format_comparison
     from .model import Model
-    from .training import train
+    from .training import REUSED, train
 
     training_set = _training_set(args)
     try:
@@ -577,14 +577,13 @@ def _train(args: argparse.Namespace) -> int:
         f"saved to {args.model}",
         file=sys.stderr,
     )
-    if reuse is not None and model.card.settings_selection is not reuse.settings_selection:
-        chosen = model.card.settings_selection
-        if chosen is not None and chosen.criterion.startswith("reused"):
-            print(
-                f"kept the settings the previous model chose ({chosen.criterion.split(';')[0]}); "
-                "--search chooses anew",
-                file=sys.stderr,
-            )
+    chosen = model.card.settings_selection
+    if reuse is not None and chosen is not None and chosen.criterion.startswith(REUSED):
+        print(
+            f"kept the settings the previous model chose ({chosen.criterion.split(';')[0]}); "
+            "--search chooses anew",
+            file=sys.stderr,
+        )
     if model.card.unlabelled is not None:
         pile_record = model.card.unlabelled
         print(

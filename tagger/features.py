@@ -64,7 +64,7 @@ def words(text: str) -> list[str]:
 
 def _spaced_words(text: str) -> str:
     """The words of ``text`` (see :func:`words`) separated by whitespace (ASCII spaces only):
-    what both ways of splitting, :func:`words` and :func:`_arrow_word_lists`, split."""
+    what both ways of splitting, :func:`words` and :meth:`TfidfFeatures._arrow_features`, split."""
     text = join_broken_words(text)
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
@@ -175,7 +175,10 @@ class TfidfFeatures:
                     raise ValueError(f"the term {term!r} is not one this analyser makes")
                 pairs.append((self._word_feature[first] * n + self._word_feature[second], feature))
         pairs.sort()
-        self._arrow_lookup = None  # made on first use (see _arrow_features)
+        self._arrow_lookup = None  # pyarrow's table of known words: made on first use
+        # Feature (or STOP) of each known word in the table's order, then NOT_A_TERM for the
+        # index -1 that stands for a word the table does not hold.
+        self._arrow_features_of = np.append(np.array(list(self._word_feature.values()), np.int64), NOT_A_TERM)
         self._pair_keys = np.array([key for key, _ in pairs], dtype=np.int64)
         self._pair_features = np.array([feature for _, feature in pairs], dtype=np.int64)
 
@@ -246,9 +249,6 @@ class TfidfFeatures:
             return None
         if self._arrow_lookup is None:
             self._arrow_lookup = pc.SetLookupOptions(_arrow_strings(list(self._word_feature)))
-            self._arrow_features_of = np.append(
-                np.array(list(self._word_feature.values()), np.int64), NOT_A_TERM
-            )
         lists = pc.ascii_split_whitespace(_arrow_strings(spaced))
         words = lists.flatten()
         found = pc.index_in(words, options=self._arrow_lookup)  # null: not a word the model knows

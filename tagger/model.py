@@ -1,5 +1,5 @@
-"""A fitted model: plain arrays plus a model card. Prediction needs numpy only (pyarrow, when
-installed, splits large batches faster), never scikit-learn or scipy.
+"""A fitted model: plain arrays plus a model card. Prediction needs numpy (large batches also
+use pyarrow, when installed, and scipy), never scikit-learn.
 
 A model directory holds ``model.json`` (the card: areas, settings, training data, figures)
 and the weights file the card names (``weights-<hash>.npz``: vocabulary, idf, coefficients,

@@ -86,9 +86,6 @@ class ChunkRows:
         )
         self.kept = [a.extra or {} for a in chunk] if layout.keep else None
 
-    def __len__(self) -> int:
-        return len(self.table["id"])
-
     def __iter__(self) -> Iterator[dict]:
         for i, values in enumerate(zip(*self.table.values())):
             row = dict(zip(self.table, values))

@@ -432,6 +432,7 @@ def calibrate(
 # labels changed little: the same areas, and labelled abstracts added, removed or moved
 # between areas adding up to at most this share of the previous model's.
 REUSE_CHANGE = 0.2
+REUSED = "reused from the previous model"  # how a reused selection's criterion begins
 
 
 def reusable_settings(
@@ -449,7 +450,7 @@ def reusable_settings(
     if not total or changed > REUSE_CHANGE * total:
         return None
     criterion = (
-        f"reused from the previous model ({changed} labelled abstracts changed of {total}, "
+        f"{REUSED} ({changed} labelled abstracts changed of {total}, "
         f"within {REUSE_CHANGE:.0%}); there: {previous.settings_selection.criterion}"
     )
     return previous.settings, replace(previous.settings_selection, criterion=criterion)
