@@ -130,17 +130,30 @@ _ASCII_WHITESPACE_TO_SPACE = bytes.maketrans(_ASCII_WHITESPACE, b" " * len(_ASCI
 
 def normalise_whitespace(text: str) -> str:
     """``text`` with every run of whitespace one space, none at either end: the same as
-    ``" ".join(text.split())``, without making a string of every word of ASCII text."""
-    if not text.isascii():
+    ``" ".join(text.split())``, without making a string of every word.
+
+    Most text is already normal, and that is found without a copy: in ASCII text by looking
+    for each whitespace character but the space; in other text with ``str.isprintable``, as
+    every character ``str.split`` splits on except the space is a separator or control
+    character (checked over every code point in the tests)."""
+    if text.isascii():
+        if (  # one `in` per character of _ASCII_WHITESPACE: three times faster than any()
+            "\n" in text
+            or "\t" in text
+            or "\r" in text
+            or "\x0b" in text
+            or "\x0c" in text
+            or "\x1c" in text
+            or "\x1d" in text
+            or "\x1e" in text
+            or "\x1f" in text
+        ):
+            text = text.encode("ascii").translate(_ASCII_WHITESPACE_TO_SPACE).decode("ascii")
+    elif not text.isprintable():
         return " ".join(text.split())
-    data = text.encode("ascii")
-    plain = text[:1] != " " and text[-1:] != " " and len(data.translate(None, _ASCII_WHITESPACE)) == len(data)
-    if plain and "  " not in text:
-        return text  # already normal: only single spaces
-    spaced = data.translate(_ASCII_WHITESPACE_TO_SPACE)
-    while b"  " in spaced:
-        spaced = spaced.replace(b"  ", b" ")
-    return spaced.strip(b" ").decode("ascii")
+    while "  " in text:  # now the space is the only whitespace
+        text = text.replace("  ", " ")
+    return text.strip(" ")
 
 
 def abstract_id(text: str) -> str:
@@ -757,11 +770,28 @@ def _from_record(
     )
 
 
+_scan_json = json.JSONDecoder().scan_once
+
+
+def _json_line(line: str):
+    """``json.loads(line)``, a third faster for a line that is one JSON value (then
+    whitespace): the decoder's scanner without its wrapper's regular expressions. Anything
+    else goes to ``json.loads``, which reads it or raises its own error."""
+    try:
+        value, end = _scan_json(line, 0)
+    except (StopIteration, ValueError):
+        return json.loads(line)
+    if end != len(line) and not line[end:].isspace():
+        return json.loads(line)  # raises "Extra data"
+    return value
+
+
 def _object_problem(value, where: str, columns: Columns) -> tuple[dict, InputError | None]:
     """A JSON value as a record (role -> value), or why it cannot be one."""
-    shape_fix = f'Write each record as {{"{columns.abstract}": "..."}}.'
     if not isinstance(value, dict):
-        return {}, InputError(f"a JSON {type(value).__name__}, not an object", where=where, fix=shape_fix)
+        return {}, InputError(
+            f"a JSON {type(value).__name__}, not an object", where=where, fix=_shape_fix(columns)
+        )
     fields = _fields_of_keys(tuple(value), columns)
     record = {role: value[name] for role, name in fields.items()}
     if "abstract" not in record:
@@ -772,8 +802,14 @@ def _object_problem(value, where: str, columns: Columns) -> tuple[dict, InputErr
         )
     if not isinstance(record["abstract"], str):
         kind = type(record["abstract"]).__name__
-        return {}, InputError(f"{fields['abstract']!r} is a {kind}, not a string", where=where, fix=shape_fix)
+        return {}, InputError(
+            f"{fields['abstract']!r} is a {kind}, not a string", where=where, fix=_shape_fix(columns)
+        )
     return record, _record_problem(record, where, "Fill it in or remove this record.")
+
+
+def _shape_fix(columns: Columns) -> str:
+    return f'Write each record as {{"{columns.abstract}": "..."}}.'
 
 
 def _json_error(error: Exception) -> str:
@@ -794,7 +830,7 @@ def _read_jsonl(source: _Source) -> Iterator[Abstract]:
         record: dict = {}
         if problem is None:
             try:
-                value = json.loads(line)
+                value = _json_line(line)
             except (ValueError, RecursionError) as error:
                 problem = InputError(
                     f"not valid JSON ({_json_error(error)})",

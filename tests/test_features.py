@@ -151,3 +151,18 @@ def test_without_pyarrow_a_large_batch_is_split_in_python_with_the_same_numbers(
 )
 def test_whitespace_is_normalised_as_splitting_and_joining_would(text):
     assert normalise_whitespace(text) == " ".join(text.split())
+
+
+@given(st.text())
+def test_any_text_is_normalised_as_splitting_and_joining_would(text):
+    assert normalise_whitespace(text) == " ".join(text.split())
+
+
+def test_every_whitespace_character_but_the_space_is_unprintable():
+    """normalise_whitespace keeps printable text with single spaces as it is: sound only
+    while no other character str.split splits on is printable, in this Python's Unicode."""
+    import sys
+
+    splitting = [chr(c) for c in range(sys.maxunicode + 1) if len(f"a{chr(c)}a".split()) == 2]
+    assert " " in splitting and "\u3000" in splitting  # the check sees whitespace at all
+    assert [c for c in splitting if c.isprintable() and c != " "] == []
