@@ -194,3 +194,31 @@ def test_a_pasted_pdf_abstract_is_the_same_abstract_as_the_clean_one(tmp_path):
     [a], [b] = read_abstracts([pasted]), read_abstracts([clean])
     assert a.text == b.text == "We train a generative adversarial network for state-of-the- art images."
     assert a.id == b.id
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(
+    st.one_of(
+        JSON_VALUES.map(json.dumps),
+        st.tuples(JSON_VALUES.map(json.dumps), st.text(max_size=6)).map("".join),  # then anything
+        st.tuples(st.text(" \t\r\n", max_size=3), JSON_VALUES.map(json.dumps)).map("".join),
+        st.text(max_size=30),
+    )
+)
+def test_a_json_line_is_read_as_json_loads_reads_it(line):
+    from tagger.corpus import _json_line
+
+    try:
+        expected = json.loads(line)
+    except (ValueError, RecursionError) as error:
+        with pytest.raises(type(error)) as raised:
+            _json_line(line)
+        assert str(raised.value) == str(error)
+    else:
+        assert _json_line(line) == expected
