@@ -1,13 +1,15 @@
 """Batch tagging: abstracts in, their probabilities (or predictions) out, in input order, a
 chunk at a time, so that input of any size streams through in constant memory.
 
-With ``jobs`` above 1, ``jobs - 1`` worker processes (joblib's loky executor) tag chunks
-while this process reads the input, writes the output, and tags a chunk itself whenever the
-next result is not ready yet, so every core stays busy without a process to spare. The pool
-starts only when the input holds more than two chunks, so a small run never pays for it.
-Each worker receives the model once, when it starts (the executor's initializer), never
-per chunk. Every abstract is tagged by the same
-arithmetic whichever process tags it, so the output does not depend on ``jobs``.
+With ``jobs`` above 1, ``jobs - 1`` worker processes tag chunks while this process reads
+the input, writes the output, and tags a chunk itself whenever the next result is not ready
+yet, so every core stays busy without a process to spare. The pool starts only when the
+input holds more than two chunks, so a small run never pays for it. Workers are forked where
+that is safe (Linux, no other thread running: the command line), holding the model and every
+import from the start; elsewhere they are spawned by joblib's loky executor and receive the
+model once, when they start (the executor's initializer), never per chunk. Every abstract is
+tagged by the same arithmetic whichever process tags it, so the output does not depend on
+``jobs``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from __future__ import annotations
 import collections
 import itertools
 import os
+import signal
+import sys
+import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
 
@@ -71,21 +76,30 @@ def tag_abstracts(
 def _in_parallel(
     chunks: Iterator[list[Abstract]], model: Model, jobs: int
 ) -> Iterator[tuple[list, np.ndarray]]:
-    from concurrent.futures import ThreadPoolExecutor
-
     window: collections.deque = collections.deque()  # [chunk, future or probabilities], in order
     in_flight = 0
     global _pools_running
     _pools_running += 1
+    forked = None
     try:
-        # Starting a worker blocks until the new process has read the model from a pipe, which
-        # it does once Python is up (half a second): a thread waits for that while this
-        # process tags the first chunks.
-        with ThreadPoolExecutor(1) as starter:
-            starting = starter.submit(_start_pool, model, jobs)
-            while not starting.done() and (chunk := next(chunks, None)) is not None:
-                yield chunk, model.predict_proba([a.document for a in chunk])
-            executor = starting.result()
+        if _can_fork():
+            # Forked workers start in milliseconds with the model and every import already
+            # in memory. This process tags one chunk first, so the imports large batches
+            # need (pyarrow, scipy) are made once, before the fork, not in each process.
+            chunk = next(chunks)
+            window.append([chunk, model.predict_proba([a.document for a in chunk])])
+            executor = forked = _fork_pool(model, jobs)
+        else:
+            # Starting a spawned worker blocks until the new process has read the model from
+            # a pipe, which it does once Python is up (half a second): a thread waits for
+            # that while this process tags the first chunks.
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(1) as starter:
+                starting = starter.submit(_spawn_pool, model, jobs)
+                while not starting.done() and (chunk := next(chunks, None)) is not None:
+                    yield chunk, model.predict_proba([a.document for a in chunk])
+                executor = starting.result()
         while True:
             while in_flight < 4 * (jobs - 1) and (chunk := next(chunks, None)) is not None:
                 window.append([chunk, executor.submit(_probabilities, [a.document for a in chunk])])
@@ -108,12 +122,49 @@ def _in_parallel(
         for _, result in window:
             if isinstance(result, Future):
                 result.cancel()
+        if forked is not None:
+            forked.shutdown(wait=False, cancel_futures=True)
 
 
-def _start_pool(model: Model, jobs: int):
-    """A pool of ``jobs - 1`` worker processes holding ``model``, started. The pool is kept
-    for the next run with the same model (an executor is reused only when its initializer
-    and model are the same objects)."""
+def _can_fork() -> bool:
+    """Whether worker processes can be forked from this one: on Linux, from the main thread,
+    while no other Python thread runs (one could hold a lock the workers would inherit held;
+    the native threads of numpy's BLAS and of pyarrow reset themselves in a forked child).
+    Elsewhere (macOS, Windows, a notebook's threads) workers are spawned."""
+    return (
+        sys.platform.startswith("linux")
+        and threading.current_thread() is threading.main_thread()
+        and threading.active_count() == 1
+    )
+
+
+def _fork_pool(model: Model, jobs: int):
+    """A pool of ``jobs - 1`` forked worker processes holding ``model``, started now."""
+    import multiprocessing
+    import warnings
+    from concurrent.futures import ProcessPoolExecutor
+
+    for stream in (sys.stdout, sys.stderr):  # else a worker could write their buffers again
+        if stream is not None:
+            stream.flush()
+    executor = ProcessPoolExecutor(
+        jobs - 1,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_receive_model,
+        initargs=(model,),
+    )
+    with warnings.catch_warnings():
+        # Python 3.12+ warns of forking beside any thread, native ones included (see
+        # _can_fork for why these are safe).
+        warnings.filterwarnings("ignore", r".*multi-threaded, use of fork\(\)", DeprecationWarning)
+        executor.submit(_started)  # the workers are forked on the first task
+    return executor
+
+
+def _spawn_pool(model: Model, jobs: int):
+    """A pool of ``jobs - 1`` spawned worker processes holding ``model``, started. The pool is
+    kept for the next run with the same model (an executor is reused only when its
+    initializer and model are the same objects)."""
     from joblib.executor import get_memmapping_executor  # the executor joblib.Parallel shares
 
     executor = get_memmapping_executor(jobs - 1, initializer=_receive_model, initargs=(model,))
@@ -129,9 +180,11 @@ _worker_model: Model | None = None  # in a worker process: the model it tags wit
 
 
 def _receive_model(model: Model) -> None:
-    """Run once in each worker process as it starts."""
+    """Run once in each worker process as it starts. Ctrl-C reaches every process of a
+    terminal's job: the main process stops the run, a worker finishes its chunk."""
     global _worker_model
     _worker_model = model
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _probabilities(texts: list[str]) -> np.ndarray:

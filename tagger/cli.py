@@ -384,6 +384,7 @@ def _progress(args: argparse.Namespace, report: corpus.ReadReport):
         return
     from tqdm import tqdm
 
+    tqdm.monitor_interval = 0  # no monitor thread: worker processes can then be forked
     total = sum(
         f.stat().st_size for p in sizes for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file()
     )

@@ -4,15 +4,21 @@ import dataclasses
 import io
 import itertools
 import json
+import os
 import pickle
 import random
+import signal
+import subprocess
 import sys
+import threading
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import SEEDS, run
 
-from tagger import cli
+from tagger import batch, cli
 from tagger.batch import CHUNK_SIZE, tag_abstracts, tag_blocks
 from tagger.cli import main
 from tagger.corpus import Abstract, read_abstracts
@@ -58,6 +64,98 @@ def test_the_api_tags_in_parallel_with_a_model_in_memory(shipped, big_pile):
     expected = [p for _, p in tag_abstracts(abstracts, hotter, jobs=1)]
     assert expected != [p for _, p in serial]
     assert [p for _, p in tag_abstracts(abstracts, hotter, jobs=2)] == expected
+
+
+def test_workers_are_forked_from_the_main_thread_and_spawned_beside_other_threads(
+    shipped, big_pile, monkeypatch
+):
+    """Forking beside a running thread could copy a lock it holds: from a second thread the
+    workers are spawned (loky) instead. Either way, the same tags."""
+    abstracts = list(read_abstracts([big_pile]))
+    serial = [p for _, p in tag_abstracts(abstracts, shipped, jobs=1)]
+    started: list[str] = []
+    spawned = []
+
+    def fork_pool(*args):
+        started.append("fork")
+        return original_fork(*args)
+
+    def spawn_pool(*args):
+        started.append("spawn")
+        spawned.append(original_spawn(*args))
+        return spawned[-1]
+
+    original_fork, original_spawn = batch._fork_pool, batch._spawn_pool
+    monkeypatch.setattr(batch, "_fork_pool", fork_pool)
+    monkeypatch.setattr(batch, "_spawn_pool", spawn_pool)
+    here_forks = batch._can_fork()  # Linux, and no other thread running (Dask's tests leave some)
+    here = [p for _, p in tag_abstracts(abstracts, shipped, jobs=2)]
+    in_thread: list = []
+    thread = threading.Thread(
+        target=lambda: in_thread.extend(p for _, p in tag_abstracts(abstracts, shipped, jobs=2))
+    )
+    thread.start()
+    thread.join()
+    try:
+        assert here == in_thread == serial
+        assert started == ["fork" if here_forks else "spawn", "spawn"]
+    finally:
+        spawned[-1].shutdown(wait=True)  # its threads would keep later runs from forking
+
+
+def test_forked_workers_never_write_what_was_printed_before_again(big_pile):
+    """A forked worker inherits stdout's buffer; it is flushed before the fork, or the worker
+    would write it a second time when it exits. (A new interpreter runs no other thread: on
+    Linux its workers are forked.)"""
+    script = (
+        "import sys; from tagger.batch import tag_abstracts, _can_fork;"
+        "from tagger.corpus import read_abstracts; from tagger import load_model;"
+        "print('printed before', _can_fork(), end='');"
+        "n = sum(1 for _ in tag_abstracts(read_abstracts([sys.argv[1]]), load_model(), jobs=2));"
+        "print('', n)"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(big_pile)], capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    forks = sys.platform.startswith("linux")
+    assert done.stdout == f"printed before {forks} {3 * CHUNK_SIZE + 123}\n".encode()
+
+
+@pytest.mark.slow  # tags 50,000 abstracts in a subprocess
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads a process's children in /proc")
+def test_ctrl_c_stops_a_run_with_workers_and_leaves_no_process_behind(tmp_path):
+    path = pile(tmp_path, 50_000)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tagger",
+            "predict",
+            str(path),
+            "--jobs",
+            "2",
+            "-o",
+            str(tmp_path / "out.csv"),
+        ],
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group, as a terminal's job has
+    )
+    children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+    while process.poll() is None and not children.read_text().split():
+        time.sleep(0.02)  # until a worker runs
+    assert process.poll() is None, "the run ended before it could be interrupted"
+    os.killpg(process.pid, signal.SIGINT)  # Ctrl-C: to every process of the job
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert err.decode().strip() == "tagger: interrupted"
+    assert not (tmp_path / "out.csv").exists()  # the output is written whole or not at all
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(process.pid, 0)  # any process left in the job?
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    pytest.fail("a worker process outlived the interrupted run")
 
 
 def test_input_streams_through_in_chunks(shipped):
