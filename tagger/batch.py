@@ -122,8 +122,8 @@ def _in_parallel(
         for _, result in window:
             if isinstance(result, Future):
                 result.cancel()
-        if forked is not None:
-            forked.shutdown(wait=False, cancel_futures=True)
+        if forked is not None:  # done: its idle workers exit at once; else they are let go
+            forked.shutdown(wait=not window, cancel_futures=True)
 
 
 def _can_fork() -> bool:
