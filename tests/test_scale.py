@@ -122,7 +122,17 @@ def test_forked_workers_never_write_what_was_printed_before_again(big_pile):
 
 @pytest.mark.slow  # tags 50,000 abstracts in a subprocess
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads a process's children in /proc")
-def test_ctrl_c_stops_a_run_with_workers_and_leaves_no_process_behind(tmp_path):
+@pytest.mark.parametrize(
+    "signum, status, message",
+    [
+        (signal.SIGINT, 130, "tagger: interrupted"),  # Ctrl-C
+        (signal.SIGTERM, 143, ""),  # kill, timeout, a service manager stopping the job
+        (signal.SIGHUP, 129, ""),  # the terminal closed
+    ],
+)
+def test_a_signal_to_the_job_stops_a_run_with_workers_and_leaves_no_process_behind(
+    tmp_path, signum, status, message
+):
     path = pile(tmp_path, 50_000)
     process = subprocess.Popen(
         [
@@ -143,10 +153,10 @@ def test_ctrl_c_stops_a_run_with_workers_and_leaves_no_process_behind(tmp_path):
     while process.poll() is None and not children.read_text().split():
         time.sleep(0.02)  # until a worker runs
     assert process.poll() is None, "the run ended before it could be interrupted"
-    os.killpg(process.pid, signal.SIGINT)  # Ctrl-C: to every process of the job
+    os.killpg(process.pid, signum)  # to every process of the job, as a terminal sends Ctrl-C
     _, err = process.communicate(timeout=60)
-    assert process.returncode == 130, err
-    assert err.decode().strip() == "tagger: interrupted"
+    assert process.returncode == status, err
+    assert err.decode().strip() == message
     assert not (tmp_path / "out.csv").exists()  # the output is written whole or not at all
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
