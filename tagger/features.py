@@ -80,6 +80,18 @@ def _spaced_words(text: str) -> str:
     return " ".join(_WORD.findall(text))
 
 
+def _lowered_if_plain(text: str) -> str | None:
+    """``text`` lower-cased if that, with every ASCII character that is not a word character
+    made a space, is its :func:`_spaced_words`: ASCII text without line ends (where words
+    broken by a hyphen are joined), LaTeX commands, links or e-mail addresses; else None."""
+    if not text.isascii() or "\n" in text:
+        return None
+    lowered = text.lower()
+    if "\\" in lowered or "@" in lowered or "://" in lowered or "www." in lowered:
+        return None
+    return lowered
+
+
 def is_term(word: str) -> bool:
     """Whether a word can be a feature: two characters or more, not a stop word, not a number."""
     return len(word) > 1 and word not in STOP_WORDS and not word.isdigit()
@@ -227,9 +239,9 @@ class TfidfFeatures:
     def _word_features(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Per word of ``texts``, in order: its feature (or :data:`STOP`, or
         :data:`NOT_A_TERM`) and the index of its text."""
-        spaced = [_spaced_words(text) for text in texts]
-        if len(spaced) >= LARGE_BATCH and (found := self._arrow_features(spaced)) is not None:
+        if len(texts) >= LARGE_BATCH and (found := self._arrow_features(texts)) is not None:
             return found
+        spaced = [_spaced_words(text) for text in texts]
         get, missing = self._word_feature.get, itertools.repeat(NOT_A_TERM)
         ids: list[int] = []
         lengths: list[int] = []
@@ -239,17 +251,26 @@ class TfidfFeatures:
             ids.extend(map(get, found, missing))
         return np.array(ids, dtype=np.int64), np.repeat(np.arange(len(spaced), dtype=np.int64), lengths)
 
-    def _arrow_features(self, spaced: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
-        """:meth:`_word_features` of texts already spaced (see :func:`_spaced_words`), split and
-        looked up in pyarrow's C++ kernels, without a Python string per word; None without
-        pyarrow."""
+    def _arrow_features(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
+        """:meth:`_word_features` of ``texts``, spaced (see :func:`_spaced_words`) a batch at
+        a time, split and looked up in pyarrow's C++ kernels, without a Python string per
+        word; None without pyarrow.
+
+        A plain text (:func:`_lowered_if_plain`) is only lower-cased here; the batch's punctuation then
+        becomes spaces in one ``bytes.translate`` over all its texts, which does nothing to
+        texts :func:`_spaced_words` spaced already (their ASCII characters are word
+        characters and spaces; UTF-8 encodes other characters in bytes above 127)."""
         try:
             import pyarrow.compute as pc
         except ImportError:
             return None
         if self._arrow_lookup is None:
             self._arrow_lookup = pc.SetLookupOptions(_arrow_strings(list(self._word_feature)))
-        lists = pc.ascii_split_whitespace(_arrow_strings(spaced))
+        spaced = [
+            lowered if (lowered := _lowered_if_plain(text)) is not None else _spaced_words(text)
+            for text in texts
+        ]
+        lists = pc.ascii_split_whitespace(_arrow_strings(spaced, _ASCII_SPACES))
         words = lists.flatten()
         found = pc.index_in(words, options=self._arrow_lookup)  # null: not a word the model knows
         index = np.where(_valid(found), _numbers(found, np.int32), -1)
@@ -281,12 +302,15 @@ def _numbers(array, dtype, offsets: int = 0) -> np.ndarray:
     return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array) + offsets, offset=start)
 
 
-def _arrow_strings(strings: list[str]):
+def _arrow_strings(strings: list[str], table: bytes | None = None):
     """``strings`` as a pyarrow array, made from one UTF-8 buffer (``pyarrow.array`` would
-    import pandas to check what it was given)."""
+    import pandas to check what it was given), its bytes translated by ``table`` if given
+    (which must map ASCII bytes to ASCII bytes only)."""
     import pyarrow as pa
 
     data = "".join(strings).encode("utf-8")
+    if table is not None:
+        data = data.translate(table)
     sizes = np.fromiter(
         (len(s) if s.isascii() else len(s.encode("utf-8")) for s in strings), np.int64, len(strings)
     )

@@ -94,12 +94,15 @@ HOSTILE = [
     "emoji 🤖 robot 👩‍🔬",
     "lone \ud800 surrogate \udfff",
     "gen-\nerative state-of-the-\nart",
+    "Visit WWW.Example.COM/Page, HTTPS://X.ORG or write to ME@X.ORG",  # marks found in any case
+    "Plain ASCII (with punctuation)! CAPS_and_under_score 3.5e-3 x_1 [Fig. 2]",
     "",
     " ",
 ]
 hostile_text = st.one_of(
     st.sampled_from(HOSTILE),
     st.text(alphabet=st.characters(exclude_categories=()), max_size=200),
+    st.text(alphabet=st.characters(max_codepoint=127), max_size=200),  # ASCII: the plain path
     st.lists(
         st.sampled_from([*HOSTILE, "neural network", "reinforcement learning", "the", "3"]), max_size=12
     ).map(" ".join),
