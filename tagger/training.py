@@ -199,9 +199,7 @@ def out_of_fold_scores(
     from joblib import Parallel, delayed
 
     scheme, splits = folds(training_set)
-    groups: dict[str, list[int]] = {}
-    for i, settings in enumerate(candidates):
-        groups.setdefault(repr(settings.features()), []).append(i)
+    groups = _feature_groups(candidates)
     jobs = 1 if len(training_set.labels) <= LEAVE_ONE_OUT_MAX else -1
     known = [dict(enumerate(first_fold))] if first_fold else []
     with _one_blas_thread():
@@ -232,6 +230,14 @@ def _cut_short(text: str) -> list[str]:
     """The first few words of a text, at each length of PROBE_WORDS."""
     words = text.split()
     return [" ".join(words[:k]) for k in PROBE_WORDS]
+
+
+def _feature_groups(candidates: list[TrainingSettings]) -> dict[str, list[int]]:
+    """The candidates' indices grouped by their feature settings (one TF-IDF fit each)."""
+    groups: dict[str, list[int]] = {}
+    for i, candidate in enumerate(candidates):
+        groups.setdefault(repr(candidate.features()), []).append(i)
+    return groups
 
 
 def _fold_scores(
@@ -355,23 +361,17 @@ def successive_halving(
     scheme, splits = folds(training_set)
     if scheme == "leave-one-out" or len(candidates) <= HALVING_KEEP:
         return {}, {}
+    from .batch import default_jobs
+
     train_index, test_index = splits[0]
-    groups: dict[str, list[int]] = {}
-    for i, candidate in enumerate(candidates):
-        groups.setdefault(repr(candidate.features()), []).append(i)
+    groups = _feature_groups(candidates)
     with _one_blas_thread():
-        parts = Parallel(n_jobs=min(len(groups), _cores()))(
+        parts = Parallel(n_jobs=min(len(groups), default_jobs()))(
             delayed(_fold_scores)(training_set, candidates, [group], train_index, test_index)
             for group in groups.values()
         )
     scores = {i: both for part in parts for i, both in part.items()}
     return {i: _macro_f1(scores[i][0], truth[test_index]) for i in range(len(candidates))}, scores
-
-
-def _cores() -> int:
-    from .batch import default_jobs
-
-    return default_jobs()
 
 
 @dataclass(frozen=True)
