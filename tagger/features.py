@@ -69,9 +69,9 @@ def _spaced_words(text: str) -> str:
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
     text = text.lower()
-    if "\\" in text:
+    if _may_hold_latex(text):
         text = _LATEX.sub(" ", text)
-    if "://" in text or "www." in text or "@" in text:
+    if _may_hold_link(text):
         text = _LINK.sub(" ", text)
     if not text.isascii():
         text = _PUNCTUATION.sub(" ", text)
@@ -87,9 +87,19 @@ def _lowered_if_plain(text: str) -> str | None:
     if not text.isascii() or "\n" in text:
         return None
     lowered = text.lower()
-    if "\\" in lowered or "@" in lowered or "://" in lowered or "www." in lowered:
+    if _may_hold_latex(lowered) or _may_hold_link(lowered):
         return None
     return lowered
+
+
+def _may_hold_latex(lowered: str) -> bool:
+    """Whether lower-cased text has the mark of a LaTeX command (see _LATEX)."""
+    return "\\" in lowered
+
+
+def _may_hold_link(lowered: str) -> bool:
+    """Whether lower-cased text has the mark of a link or an e-mail address (see _LINK)."""
+    return "://" in lowered or "www." in lowered or "@" in lowered
 
 
 def is_term(word: str) -> bool:
@@ -256,10 +266,10 @@ class TfidfFeatures:
         a time, split and looked up in pyarrow's C++ kernels, without a Python string per
         word; None without pyarrow.
 
-        A plain text (:func:`_lowered_if_plain`) is only lower-cased here; the batch's punctuation then
-        becomes spaces in one ``bytes.translate`` over all its texts, which does nothing to
-        texts :func:`_spaced_words` spaced already (their ASCII characters are word
-        characters and spaces; UTF-8 encodes other characters in bytes above 127)."""
+        A plain text (:func:`_lowered_if_plain`) is only lower-cased here; the batch's
+        punctuation then becomes spaces in one ``bytes.translate`` over all its texts, which
+        does nothing to texts :func:`_spaced_words` spaced already (their ASCII characters
+        are word characters and spaces; UTF-8 encodes other characters in bytes above 127)."""
         try:
             import pyarrow.compute as pc
         except ImportError:
