@@ -55,9 +55,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).parent))  # devdata, beside this file
 PLAIN_SCRIPT = """
 import csv, itertools, json, sys, joblib
 pipeline = joblib.load(sys.argv[1])
@@ -330,7 +332,6 @@ WIDE_GRID = {
 
 def real_training(args, work: Path, library, checks: list) -> None:
     """6: training on the real labelled abstracts, against one plain fit (and the full search)."""
-    sys.path.insert(0, str(Path(__file__).parent))
     import devdata
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
@@ -380,9 +381,6 @@ def real_training(args, work: Path, library, checks: list) -> None:
 
 def loop_retrain(args, work: Path, checks: list) -> None:
     """7: the labelling loop's retrain with the pile (see the module's docstring)."""
-    from collections import Counter
-
-    sys.path.insert(0, str(Path(__file__).parent))
     import devdata
 
     from tagger import training
@@ -416,8 +414,6 @@ def loop_retrain(args, work: Path, checks: list) -> None:
 
 def _but_last(rows: list[dict], n: int) -> list[dict]:
     """``rows`` without the last ``n`` whose area keeps two others (every area stays trainable)."""
-    from collections import Counter
-
     counts = Counter(row["area"] for row in rows)
     left_out = set()
     for index in reversed(range(len(rows))):
