@@ -37,6 +37,9 @@ class TrainingData:
     sha256: str  # of the areas, texts and labels trained on
     labelled_abstracts: int
     uses_area_descriptions: bool
+    # the area of each labelled text, by the digest of the text (see TrainingSet.label_digests):
+    # what a retrain compares its labels with (cards written before it have none)
+    labels: dict | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
 
 
 @dataclass(frozen=True)
@@ -209,7 +212,11 @@ def prediction_digest(data: dict) -> str:
 def _plain(value):
     """Dataclasses and tuples as JSON data (dicts and lists)."""
     if dataclasses.is_dataclass(value):
-        return {field.name: _plain(getattr(value, field.name)) for field in dataclasses.fields(value)}
+        return {
+            field.name: _plain(getattr(value, field.name))
+            for field in dataclasses.fields(value)
+            if not (field.metadata.get("omitted_when_none") and getattr(value, field.name) is None)
+        }
     if isinstance(value, (tuple, list)):
         return [_plain(item) for item in value]
     if isinstance(value, dict):

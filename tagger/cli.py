@@ -445,37 +445,19 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def _current_labels(args: argparse.Namespace) -> dict[str, str]:
-    """Id (and hash of the text, where the text is at hand) -> area, of every labelled
-    abstract: in the user's labelled file (--data), or in labels/ with the texts in --abstracts."""
-    from .labels import AREAS_FILE, LABELS_FILE, load_areas, load_labels
+def _store(args: argparse.Namespace):
+    """Where the labels are (see :mod:`tagger.labelstore`): the user's labelled file
+    (--data), or labels/ with the texts in --abstracts."""
+    from .labelstore import LabelledFile, ProjectLabels
 
-    if args.data:
-        if not Path(args.data).exists():
-            return {}
-        return {
-            key: a.area
-            for a in corpus.read_abstracts([args.data])
-            for key in (a.id, corpus.abstract_id(a.text))
-        }
-    labels_path = Path(args.labels) / LABELS_FILE
-    if not labels_path.exists():
-        return {}
-    current = {
-        label.abstract_id: label.area
-        for label in load_labels(labels_path, load_areas(Path(args.labels) / AREAS_FILE))
-    }
-    if args.abstracts and Path(args.abstracts).is_dir():
-        stored = corpus.read_abstracts([args.abstracts], skip_bad=True)
-        current.update({corpus.abstract_id(a.text): current[a.id] for a in stored if a.id in current})
-    return current
+    return LabelledFile(args.data) if args.data else ProjectLabels(args.labels, args.abstracts)
 
 
-def _queue(args: argparse.Namespace, model, report: corpus.ReadReport):
+def _queue(args: argparse.Namespace, model, store, report: corpus.ReadReport):
     from .labelling import relabel_queue, suggest
 
+    current = store.current()
     abstracts = corpus.read_abstracts(args.paths, **_read_options(args, report))
-    current = _current_labels(args)
     if getattr(args, "relabel", False):
         return relabel_queue(abstracts, model, current, args.n)
     return suggest(abstracts, model, args.n, exclude=set(current))
@@ -483,7 +465,7 @@ def _queue(args: argparse.Namespace, model, report: corpus.ReadReport):
 
 def _suggest(args: argparse.Namespace) -> int:
     report = corpus.ReadReport()
-    queue = _queue(args, _load_model(args.model), report)
+    queue = _queue(args, _load_model(args.model), _store(args), report)
     if not queue:
         print("nothing to suggest: every abstract given is labelled already", file=sys.stderr)
     for rank, item in enumerate(queue, start=1):
@@ -498,12 +480,12 @@ def _suggest(args: argparse.Namespace) -> int:
 
 def _label(args: argparse.Namespace) -> int:
     from .labelling import label_session
-    from .labels import AREAS_FILE, Area, LabelledFile, ProjectLabels, load_areas
+    from .labels import AREAS_FILE, Area, load_areas
 
     model = _load_model(args.model)
+    store = _store(args)
     if args.data:  # the user's own areas and labelled file
         areas = tuple(Area(slug, slug) for slug in model.areas)
-        store = LabelledFile(args.data)
     else:
         if not model.card.training_data.uses_area_descriptions:
             raise UsageError(
@@ -511,20 +493,20 @@ def _label(args: argparse.Namespace) -> int:
                 fix="Give that file with --data: answers are added to it.",
             )
         areas = load_areas(Path(args.labels) / AREAS_FILE)
-        store = ProjectLabels(args.labels, args.abstracts)
         if set(model.areas) - {area.slug for area in areas}:
             raise UsageError(
                 f"the model's areas differ from {Path(args.labels) / AREAS_FILE}",
                 fix="Retrain with 'tagger train', or give your own labelled file with --data.",
             )
     report = corpus.ReadReport()
-    queue = _queue(args, model, report)
+    queue = _queue(args, model, store, report)
     status = _report_reading(report)
 
-    def save(abstract: corpus.Abstract, area: str) -> None:
-        earlier = store.add(abstract, area)
-        if earlier:
-            print(f"  (replaces the earlier label {earlier})", flush=True)
+    def save(abstract: corpus.Abstract, area: str):
+        answer = store.add(abstract, area)
+        if answer.earlier:
+            print(f"  (replaces the earlier label {answer.earlier})", flush=True)
+        return answer
 
     def ask(prompt: str) -> str:
         if sys.stdin.isatty():
@@ -542,7 +524,7 @@ def _label(args: argparse.Namespace) -> int:
         print("nothing to label: every abstract given is labelled already", file=sys.stderr)
         return status
     print(f"{len(queue)} abstract(s) to label, most useful first. Answers are saved at once.", flush=True)
-    result = label_session(queue, areas, save, ask, say, unsave=store.remove)
+    result = label_session(queue, areas, save, ask, say, unsave=store.undo)
     print(
         f"labelled {len(result.labelled)}, skipped {result.skipped}; saved to {store.where}. "
         "Retrain with 'tagger train'.",

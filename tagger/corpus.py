@@ -162,6 +162,12 @@ def abstract_id(text: str) -> str:
     return _id_of_normalised(normalise_whitespace(text))
 
 
+def content_id(text: str) -> str:
+    """The id an abstract of this raw text gets when read from a file (its text cleaned as
+    the readers clean it): what a label names it by."""
+    return _id_of_normalised(_clean(text))
+
+
 def _id_of_normalised(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -378,7 +384,7 @@ def _sniff_stdin(source: _Source) -> str:
         fmt = "jsonl"
     elif first_line.startswith("["):
         fmt = "json"
-    elif _header_delimiter(first_line, source.options.columns, require=True):
+    elif header_delimiter(first_line, source.options.columns, require=True):
         fmt = "csv"
     if fmt != "txt":
         source.options.report.notes.append(
@@ -609,7 +615,7 @@ def _read_txt(source: _Source) -> Iterator[Abstract]:
         yield _make(text, source.name, position, first)
 
 
-def _header_delimiter(line: str, columns: Columns, require: bool = False) -> str | None:
+def header_delimiter(line: str, columns: Columns, require: bool = False) -> str | None:
     """The delimiter a CSV header line splits on: the one that yields the abstract column,
     else (unless ``require``) the one that yields the most columns."""
     best, most = None, 1
@@ -627,12 +633,12 @@ def _header_delimiter(line: str, columns: Columns, require: bool = False) -> str
 
 @functools.lru_cache(maxsize=64)
 def _fields_of_keys(keys: tuple[str, ...], columns: Columns) -> dict[str, str]:
-    """:func:`_field_names` of a JSON object's keys, remembered: the records of a file
+    """:func:`field_names` of a JSON object's keys, remembered: the records of a file
     nearly always have the same keys. The dict returned is shared: read it, never change it."""
-    return _field_names(keys, columns)
+    return field_names(keys, columns)
 
 
-def _field_names(available: Sequence[str], columns: Columns) -> dict[str, str]:
+def field_names(available: Sequence[str], columns: Columns) -> dict[str, str]:
     """Role (abstract, title, id, area) -> the name it has in ``available``, matched without
     regard to case; roles without a match are left out."""
     by_lower: dict[str, str] = {}
@@ -670,7 +676,7 @@ def _read_csv(source: _Source, delimiter: str | None = None) -> Iterator[Abstrac
     first = next(lines, None)
     if first is None:
         return
-    delimiter = delimiter or _header_delimiter(first, columns) or ","
+    delimiter = delimiter or header_delimiter(first, columns) or ","
     reader = csv.reader(itertools.chain([first], lines), delimiter=delimiter, strict=True)
     try:
         header = next(reader, None)
@@ -681,7 +687,7 @@ def _read_csv(source: _Source, delimiter: str | None = None) -> Iterator[Abstrac
         return
     problem = source.check_text(1, reader.line_num, f"{source.name}:1")
     index_of = {name: i for i, name in reversed(list(enumerate(header)))}
-    fields = _field_names(header, columns)
+    fields = field_names(header, columns)
     if problem is None and "abstract" not in fields:
         problem = InputError(
             _no_abstract(header, columns, "column"),
@@ -946,7 +952,7 @@ def _read_parquet(path: Path, options: _Options) -> Iterator[Abstract]:
         return
     report.files += 1
     names = table.schema_arrow.names
-    fields = _field_names(names, options.columns)
+    fields = field_names(names, options.columns)
     if "abstract" not in fields:
         options.bad(
             InputError(

@@ -3,7 +3,7 @@
 :func:`suggest` ranks abstracts by the margin between the model's top two areas (the
 smallest margins teach the model most) and drops near-duplicates of abstracts already in
 the queue. :func:`label_session` shows the queue one abstract at a time and saves each
-answer at once (see :func:`tagger.labels.add_label`).
+answer at once through the label store (see :mod:`tagger.labelstore`).
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import itertools
 import textwrap
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from .batch import tag_abstracts
 from .corpus import Abstract, abstract_id
-from .errors import InputError
 from .labels import Area
 from .model import Model
 from .prediction import Prediction
@@ -125,13 +125,10 @@ def relabel_queue(
     abstracts: Iterable[Abstract], model: Model, current: dict[str, str], n: int
 ) -> list[Suggestion]:
     """The ``n`` labelled abstracts whose labels the model doubts most, to review by hand:
-    ``current`` maps an id (or the hash of a text) to its area now; the abstracts whose
-    current area gets the lowest probability come first (a possible label error first)."""
-    labelled = [
-        (a, area)
-        for a in _once_each(abstracts, set())
-        if (area := current.get(a.id) or current.get(abstract_id(a.text)))
-    ]
+    ``current`` maps the digest of a text (:func:`tagger.corpus.abstract_id`) to its area
+    now; the abstracts whose current area gets the lowest probability come first (a possible
+    label error first)."""
+    labelled = [(a, area) for a in _once_each(abstracts, set()) if (area := current.get(abstract_id(a.text)))]
     tagged = tag_abstracts([a for a, _ in labelled], model)
     items = [Suggestion(a, prediction, area) for (_, area), (a, prediction) in zip(labelled, tagged)]
     items.sort(key=lambda item: item.prediction.scores.get(item.current, 0.0))
@@ -139,23 +136,13 @@ def relabel_queue(
 
 
 def _once_each(abstracts: Iterable[Abstract], excluded: set[str]) -> Iterator[Abstract]:
-    """Each abstract once, the ones in ``excluded`` left out: an abstract is the same whether
-    it comes with a file's id or without (its id is then the hash of its text), and both its
-    id and that hash are looked up in ``excluded``. Two different abstracts under one id are
-    an error: a label could not say which one it means."""
-    seen: dict[str, tuple[str, str]] = {}  # id -> (hash of the text, where it was first seen)
+    """Each abstract once, the ones in ``excluded`` left out, both by the digest of the
+    text: an abstract is the same whichever file or id it comes with, and two abstracts that
+    share an id (in two files) are two abstracts."""
     texts: set[str] = set()
     for abstract in abstracts:
         content = abstract_id(abstract.text)
-        where = f"{abstract.source}:{abstract.line}"
-        first = seen.setdefault(abstract.id, (content, where))
-        if first[0] != content:
-            raise InputError(
-                f"id {abstract.id!r} names two different abstracts: this one and the one at {first[1]}",
-                where=where,
-                fix="Give each abstract its own id, or leave the ids out (each is then a hash of the text).",
-            )
-        if abstract.id in excluded or content in excluded or content in texts:
+        if content in excluded or content in texts:
             continue
         texts.add(content)
         yield abstract
@@ -177,20 +164,22 @@ HELP = (
 def label_session(
     queue: list[Suggestion],
     areas: tuple[Area, ...],
-    save: Callable[[Abstract, str], None],
+    save: Callable[[Abstract, str], Any],
     ask: Callable[[str], str],
     say: Callable[[str], None],
     width: int = 88,
-    unsave: Callable[[Abstract], None] | None = None,
+    unsave: Callable[[Any], Any] | None = None,
 ) -> SessionResult:
     """Show each abstract in ``queue`` with its numbered guesses and ask for its area;
-    ``save`` is called at once with every answer, and ``unsave`` with the abstract of an
-    answer undone (``u``: the session goes back to it). ``ask`` returns the answer typed
-    (raising EOFError at the end of input, which ends the session like ``q``). Each abstract
-    is shown with its file and its position there, as ``tagger predict`` numbers it."""
+    ``save`` is called at once with every answer, and ``unsave`` with what ``save`` returned
+    for an answer undone (``u``: the session goes back to it; see
+    :meth:`tagger.labelstore.ProjectLabels.undo`), which returns whether it was undone.
+    ``ask`` returns the answer typed (raising EOFError at the end of input, which ends the
+    session like ``q``). Each abstract is shown with its file and its position there, as
+    ``tagger predict`` numbers it."""
     result = SessionResult()
     slugs = [area.slug for area in areas]
-    answered: list[int] = []  # queue indices answered, in order (for undo)
+    answered: list[tuple[int, Any]] = []  # (queue index, what save returned), in order (for undo)
     index = 0
     while index < len(queue):
         item = queue[index]
@@ -223,10 +212,12 @@ def label_session(
                 if not answered or unsave is None:
                     say("  nothing to undo")
                     continue
-                index = answered.pop()
-                unsave(queue[index].abstract)
+                index, receipt = answered.pop()
                 undone = result.labelled.pop()
-                say(f"  undone: {undone[1]} for {undone[0]}")
+                if unsave(receipt) is False:
+                    say(f"  not undone: the label of {undone[0]} was changed by someone else since")
+                else:
+                    say(f"  undone: {undone[1]} for {undone[0]}")
                 break
             if answer == "a":
                 say("  " + "  ".join(f"{area.slug} ({area.name})" for area in areas))
@@ -237,9 +228,9 @@ def label_session(
                     say(f"  not understood: {answer!r}")
                 say(HELP.format(keys=keys))
                 continue
-            save(abstract, choice)
+            receipt = save(abstract, choice)
             result.labelled.append((abstract.id, choice))
-            answered.append(index)
+            answered.append((index, receipt))
             say(f"  labelled {choice}")
             index += 1
             break

@@ -7,10 +7,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import csv
 import hashlib
-import io
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -19,15 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import atomic_write
-from .corpus import Abstract, abstract_id, read_abstracts
+from .corpus import Columns, abstract_id, read_abstracts
 from .errors import LabelError
-from .locking import locked
+from .labelstore import LABEL_COLUMNS, LABELS_FILE, RecordFile, digests_of_ids
 
 AREAS_FILE = "areas.csv"
-LABELS_FILE = "labels.csv"
 AREA_COLUMNS = ("slug", "name", "description", "keywords")
-LABEL_COLUMNS = ("abstract_id", "area", "title")
 _SLUG = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
@@ -100,6 +94,13 @@ class TrainingSet:
             counts[label] += 1
         return counts
 
+    def label_digests(self) -> dict[str, str]:
+        """The area of each labelled document, by the first 12 hex digits of its SHA-256."""
+        return {
+            hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]: label
+            for text, label in zip(self.texts, self.labels)
+        }
+
     def fingerprint(self) -> str:
         """SHA-256 of everything training reads: areas, texts, labels."""
         payload = json.dumps(
@@ -115,35 +116,15 @@ class TrainingSet:
 
 
 def _rows(path: Path, columns: Sequence[str]) -> Iterable[tuple[str, dict[str, str]]]:
-    """(file:line, row) for each data row of a CSV file that must have ``columns``."""
+    """(file:line, row) for each data row of a CSV file (read by the label store's one
+    reader) that must have ``columns``."""
     if not path.is_file():
         raise LabelError("file not found", where=str(path), fix="Create it, or point to the right folder.")
-    line = 1
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as stream:
-            reader = csv.DictReader(stream, strict=True)
-            missing = [c for c in columns if c not in (reader.fieldnames or [])]
-            if missing:
-                raise LabelError(
-                    f"missing column(s) {', '.join(missing)} (has: {', '.join(reader.fieldnames or [])})",
-                    where=f"{path}:1",
-                    fix=f"The header row must name {', '.join(columns)}.",
-                )
-            line = reader.line_num + 1
-            for row in reader:
-                yield f"{path}:{line}", {key: (value or "").strip() for key, value in row.items() if key}
-                line = reader.line_num + 1
-    except UnicodeDecodeError:
-        offset = 0
-        try:
-            path.read_bytes().decode("utf-8")
-        except UnicodeDecodeError as error:
-            offset = error.start
-        raise LabelError(
-            f"not valid UTF-8 (byte {offset})", where=str(path), fix="Save it as UTF-8."
-        ) from None
-    except csv.Error as error:
-        raise LabelError(f"malformed CSV ({error})", where=f"{path}:{line}", fix="Fix its quoting.") from None
+    table = RecordFile(path, "csv", Columns(abstract=columns[0]), header=tuple(columns))
+    table.require_columns(list(columns))
+    for record in table.records:
+        if record.fields is not None:
+            yield f"{path}:{record.line}", {k: (v or "").strip() for k, v in record.fields.items() if k}
 
 
 def load_areas(path: str | Path) -> tuple[Area, ...]:
@@ -199,12 +180,38 @@ def load_labels(path: str | Path, areas: Sequence[Area]) -> list[Label]:
 def load_training_set(
     labels_dir: str | Path = "labels", abstracts: Iterable[str | Path] = ("seeds",)
 ) -> TrainingSet:
-    """The taxonomy and hand labels in ``labels_dir`` joined with the abstracts they label."""
+    """The taxonomy and hand labels in ``labels_dir`` joined with the abstracts they label
+    (by the digest of the text; see :mod:`tagger.labelstore`)."""
     labels_dir = Path(labels_dir)
+    abstracts = list(abstracts)
     areas = load_areas(labels_dir / AREAS_FILE)
     labels = load_labels(labels_dir / LABELS_FILE, areas)
-    texts = {abstract.id: abstract.document for abstract in read_abstracts(abstracts)}
-    missing = [label for label in labels if label.abstract_id not in texts]
+    read = list(read_abstracts(abstracts))
+    documents = {abstract_id(a.text): a.document for a in read}
+    names = digests_of_ids(read)
+    joined: dict[str, Label] = {}
+    missing = []
+    for label in labels:
+        digests = names.get(label.abstract_id, set())
+        if len(digests) > 1:
+            raise LabelError(
+                f"abstract_id {label.abstract_id!r} names {len(digests)} different abstracts "
+                f"in {', '.join(map(str, abstracts))}",
+                where=label.where,
+                fix="Label it again with 'tagger label' (labels now name an abstract by its text's digest).",
+            )
+        if not digests:
+            missing.append(label)
+            continue
+        [digest] = digests
+        earlier = joined.get(digest)
+        if earlier and earlier.area != label.area:
+            raise LabelError(
+                f"abstract {digest} is labelled {earlier.area!r} at {earlier.where} and {label.area!r} here",
+                where=label.where,
+                fix="Keep the one row you mean.",
+            )
+        joined[digest] = label
     if missing:
         first = missing[0]
         raise LabelError(
@@ -215,9 +222,9 @@ def load_training_set(
         )
     return TrainingSet(
         areas=areas,
-        texts=tuple(texts[label.abstract_id] for label in labels),
-        labels=tuple(label.area for label in labels),
-        ids=tuple(label.abstract_id for label in labels),
+        texts=tuple(documents[digest] for digest in joined),
+        labels=tuple(label.area for label in joined.values()),
+        ids=tuple(joined),
         use_descriptions=True,
         origin=str(labels_dir),
     )
@@ -236,7 +243,10 @@ def read_labelled_file(path: str | Path) -> TrainingSet:
             )
         abstracts.append(abstract)
     return labelled_set(
-        [a.document for a in abstracts], [a.area for a in abstracts], str(path), ids=[a.id for a in abstracts]
+        [a.document for a in abstracts],
+        [a.area for a in abstracts],
+        str(path),
+        ids=[abstract_id(a.text) for a in abstracts],
     )
 
 
@@ -267,188 +277,3 @@ def labelled_set(
         use_descriptions=False,
         origin=origin,
     )
-
-
-LABELLED_ABSTRACTS_FILE = "labelled.jsonl"
-
-
-def _append(path: Path, old: str, line: str) -> None:
-    """Write ``old`` with ``line`` added at the end to ``path``, in one atomic rename: a
-    crash leaves the old file or the new one, never half a line."""
-    if old and not old.endswith("\n"):
-        old += "\n"
-    with atomic_write(path) as stream:
-        stream.write(old + line)
-
-
-def _stored_ids(text: str) -> set[str]:
-    """The ids of the abstracts in a ``labelled.jsonl`` text (a line that does not parse
-    counts as no id; it is kept as it is)."""
-    ids = set()
-    for line in text.splitlines():
-        with contextlib.suppress(ValueError, TypeError, AttributeError):
-            ids.add(str(json.loads(line).get("id")))
-    return ids
-
-
-def _without_label(text: str, abstract_id: str) -> tuple[str, list[str]]:
-    """A ``labels.csv`` text without the rows of ``abstract_id``, and their areas. The text
-    is returned unchanged when it has none."""
-    rows = list(csv.reader(io.StringIO(text)))
-    ours = [i for i, row in enumerate(rows) if i > 0 and row and row[0].strip() == abstract_id]
-    if not ours:
-        return text, []
-    kept = io.StringIO()
-    csv.writer(kept, lineterminator="\n").writerows(row for i, row in enumerate(rows) if i not in ours)
-    return kept.getvalue(), [rows[i][1].strip() if len(rows[i]) > 1 else "" for i in ours]
-
-
-def add_label(
-    labels_dir: str | Path, abstracts_dir: str | Path, abstract: Abstract, area: str, *, stored: bool
-) -> str | None:
-    """Record a hand label: the abstract's text first (in ``abstracts_dir/labelled.jsonl``,
-    unless it is ``stored`` there, or elsewhere in ``abstracts_dir``, already), then the row
-    in ``labels.csv``. Both folders are locked meanwhile (see :mod:`tagger.locking`), so
-    that two label sessions at once keep every answer; each write is atomic, and in this
-    order an interruption never leaves a label without its abstract. An earlier label of
-    the same abstract (another session's, or an answer changed) is replaced by this one;
-    returns the earlier area it replaced, if it differed."""
-    labels_dir, abstracts_dir = Path(labels_dir), Path(abstracts_dir)
-    abstracts_dir.mkdir(parents=True, exist_ok=True)
-    with locked(labels_dir, abstracts_dir):
-        texts = abstracts_dir / LABELLED_ABSTRACTS_FILE
-        old = texts.read_text(encoding="utf-8") if texts.exists() else ""
-        if not stored and abstract.id not in _stored_ids(old):
-            record = {
-                "id": abstract.id,
-                "title": abstract.title,
-                "abstract": abstract.text,
-                "source": abstract.source,
-            }
-            _append(texts, old, json.dumps(record, ensure_ascii=False) + "\n")
-        labels = labels_dir / LABELS_FILE
-        old = labels.read_text(encoding="utf-8") if labels.exists() else ",".join(LABEL_COLUMNS) + "\n"
-        old, earlier = _without_label(old, abstract.id)
-        row = io.StringIO()
-        csv.writer(row, lineterminator="\n").writerow(
-            [abstract.id, area, " ".join(abstract.text.split()[:12])]
-        )
-        _append(labels, old, row.getvalue())
-    replaced = [a for a in earlier if a != area]
-    return replaced[-1] if replaced else None
-
-
-def remove_label(labels_dir: str | Path, abstract: Abstract) -> None:
-    """Take back a hand label (``tagger label``'s undo): its row leaves ``labels.csv``; the
-    abstract's text stays where it is kept (a text without a label is not trained on)."""
-    labels = Path(labels_dir) / LABELS_FILE
-    with locked(labels_dir):
-        if labels.exists():
-            text, removed = _without_label(labels.read_text(encoding="utf-8"), abstract.id)
-            if removed:
-                with atomic_write(labels) as stream:
-                    stream.write(text)
-
-
-# -- a user's own labelled file (train --data) --------------------------------------------
-
-
-def add_to_labelled_file(path: str | Path, abstract: Abstract, area: str | None) -> str | None:
-    """Add ``abstract`` with ``area`` to a user's labelled ``.csv`` or ``.jsonl`` file (made
-    if missing), replacing an earlier record of the same abstract (same id or same text), under
-    a lock on its folder and atomically; with ``area=None``, only remove it (undo). Returns the
-    earlier area it replaced, if it differed."""
-    path = Path(path)
-    rewrite = {".jsonl": _rewrite_jsonl, ".csv": _rewrite_csv}.get(path.suffix.lower())
-    if rewrite is None:
-        raise LabelError("a labelled file must be .csv or .jsonl", where=str(path), fix="Rename it.")
-    with locked(path.parent):
-        old = path.read_text(encoding="utf-8-sig") if path.exists() else ""
-        content, earlier = rewrite(old, abstract, area, str(path))
-        with atomic_write(path) as out:
-            out.write(content)
-    replaced = [a for a in earlier if a and a != area]
-    return replaced[-1] if replaced and area is not None else None
-
-
-def _same(abstract: Abstract, identifier, text) -> bool:
-    return str(identifier).strip() == abstract.id or abstract_id(str(text or "")) == abstract_id(
-        abstract.text
-    )
-
-
-def _rewrite_jsonl(old: str, abstract: Abstract, area: str | None, where: str) -> tuple[str, list[str]]:
-    kept, earlier = [], []
-    for line in old.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            record = None
-        if isinstance(record, dict) and _same(abstract, record.get("id"), record.get("abstract")):
-            earlier.append(str(record.get("area", "")))
-        else:
-            kept.append(line + "\n")
-    if area is not None:
-        record = {"id": abstract.id, "title": abstract.title, "abstract": abstract.text, "area": area}
-        kept.append(json.dumps(record, ensure_ascii=False) + "\n")
-    return "".join(kept), earlier
-
-
-def _rewrite_csv(old: str, abstract: Abstract, area: str | None, where: str) -> tuple[str, list[str]]:
-    rows = list(csv.reader(io.StringIO(old)))
-    header = rows[0] if rows else ["abstract", "area", "title", "id"]
-    column = {name.strip().lower(): i for i, name in reversed(list(enumerate(header)))}
-    if "abstract" not in column or "area" not in column:
-        raise LabelError("needs 'abstract' and 'area' columns", where=f"{where}:1", fix="Add them.")
-
-    def cell(row: list[str], name: str) -> str:
-        return row[column[name]] if name in column and column[name] < len(row) else ""
-
-    kept, earlier = [header], []
-    for row in rows[1:]:
-        if _same(abstract, cell(row, "id"), cell(row, "abstract")):
-            earlier.append(cell(row, "area").strip())
-        else:
-            kept.append(row)
-    if area is not None:
-        values = {"abstract": abstract.text, "area": area, "title": abstract.title, "id": abstract.id}
-        kept.append([values.get(name.strip().lower(), "") for name in header])
-    stream = io.StringIO()
-    csv.writer(stream, lineterminator="\n").writerows(kept)
-    return stream.getvalue(), earlier
-
-
-class ProjectLabels:
-    """Where ``tagger label`` saves answers by default: ``labels.csv`` in ``labels_dir``, the
-    texts in ``abstracts_dir`` (see :func:`add_label`)."""
-
-    def __init__(self, labels_dir: str | Path, abstracts_dir: str | Path) -> None:
-        self.labels_dir, self.abstracts_dir = Path(labels_dir), Path(abstracts_dir)
-        self.where = self.labels_dir / LABELS_FILE
-        self._stored: set[str] | None = None  # ids of the texts in abstracts_dir, read once
-
-    def add(self, abstract: Abstract, area: str) -> str | None:
-        if self._stored is None:
-            folder = self.abstracts_dir
-            self._stored = {a.id for a in read_abstracts([folder])} if folder.is_dir() else set()
-        earlier = add_label(
-            self.labels_dir, self.abstracts_dir, abstract, area, stored=abstract.id in self._stored
-        )
-        self._stored.add(abstract.id)
-        return earlier
-
-    def remove(self, abstract: Abstract) -> None:
-        remove_label(self.labels_dir, abstract)
-
-
-class LabelledFile:
-    """A user's own labelled file as the place answers go (see :func:`add_to_labelled_file`)."""
-
-    def __init__(self, path: str | Path) -> None:
-        self.where = Path(path)
-
-    def add(self, abstract: Abstract, area: str) -> str | None:
-        return add_to_labelled_file(self.where, abstract, area)
-
-    def remove(self, abstract: Abstract) -> None:
-        add_to_labelled_file(self.where, abstract, None)

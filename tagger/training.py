@@ -433,25 +433,29 @@ def calibrate(
 # between areas adding up to at most this share of the previous model's.
 REUSE_CHANGE = 0.2
 REUSED = "reused from the previous model"  # how a reused selection's criterion begins
+SEARCHED = "; there: "  # and what follows: the criterion of the search that chose them
 
 
 def reusable_settings(
     training_set: TrainingSet, previous: ModelCard | None
 ) -> tuple[TrainingSettings, SettingsSelection] | None:
     """The settings ``previous`` (the card of the model being replaced) chose by a search,
-    with how, when the labels changed little since (see :data:`REUSE_CHANGE`)."""
+    with how, when the labels changed little since (see :data:`REUSE_CHANGE`): labelled
+    texts added, removed, or given another area, compared text by text."""
     if previous is None or previous.settings_selection is None or previous.slugs != training_set.slugs:
         return None
-    if previous.training_data.uses_area_descriptions != training_set.use_descriptions:
+    before = previous.training_data.labels
+    if before is None or previous.training_data.uses_area_descriptions != training_set.use_descriptions:
         return None
-    before, now = previous.labelled_per_area, training_set.counts()
-    changed = sum(abs(now[slug] - before.get(slug, 0)) for slug in now)
-    total = previous.training_data.labelled_abstracts
+    now = training_set.label_digests()
+    changed = len(before.keys() ^ now.keys()) + sum(before[k] != now[k] for k in before.keys() & now.keys())
+    total = len(before)
     if not total or changed > REUSE_CHANGE * total:
         return None
+    searched = previous.settings_selection.criterion.rsplit(SEARCHED, 1)[-1]
     criterion = (
         f"{REUSED} ({changed} labelled abstracts changed of {total}, "
-        f"within {REUSE_CHANGE:.0%}); there: {previous.settings_selection.criterion}"
+        f"within {REUSE_CHANGE:.0%}){SEARCHED}{searched}"
     )
     return previous.settings, replace(previous.settings_selection, criterion=criterion)
 
@@ -565,6 +569,7 @@ def model_card(
             sha256=training_set.fingerprint(),
             labelled_abstracts=len(training_set.labels),
             uses_area_descriptions=training_set.use_descriptions,
+            labels=training_set.label_digests(),
         ),
         settings=validation.settings,
         n_features=n_features,

@@ -9,22 +9,24 @@ import time
 from conftest import ROOT
 
 from tagger import Model
-from tagger.corpus import Abstract
+from tagger.corpus import Abstract, abstract_id
 from tagger.errors import TaggerError
-from tagger.labels import add_label, load_training_set
+from tagger.labels import load_training_set
+from tagger.labelstore import ProjectLabels
 
 fork = multiprocessing.get_context("fork")
 LABELS_PER_SESSION = 40
 
 
 def _session(project, name: str, areas: list[str]) -> None:
+    store = ProjectLabels(project / "labels", project / "seeds")
     for i, area in enumerate(areas):
         abstract = Abstract(
             f"{name}-{i}", f"Abstract {i} of session {name} about {area}.", "pile.jsonl", i, i
         )
-        add_label(project / "labels", project / "seeds", abstract, area, stored=False)
+        store.add(abstract, area)
     shared = Abstract("both", "An abstract both sessions label.", "pile.jsonl", 0, 0)
-    add_label(project / "labels", project / "seeds", shared, areas[0], stored=False)
+    store.add(shared, areas[0])
 
 
 def test_two_label_sessions_at_once_keep_every_answer(tmp_path):
@@ -43,7 +45,12 @@ def test_two_label_sessions_at_once_keep_every_answer(tmp_path):
     assert len(rows) == 1 + 38 + 2 * LABELS_PER_SESSION + 1  # "both" once: the later answer
     training_set = load_training_set(tmp_path / "labels", [tmp_path / "seeds"])
     ids = set(training_set.ids)
-    assert {f"{name}-{i}" for name in "ab" for i in range(LABELS_PER_SESSION)} <= ids
+    texts = {
+        f"Abstract {i} of session {name} about {area}."
+        for name, area in (("a", "robotics"), ("b", "vision"))
+        for i in range(LABELS_PER_SESSION)
+    }
+    assert {abstract_id(text) for text in texts} <= ids
     assert len(training_set.ids) == 38 + 2 * LABELS_PER_SESSION + 1  # "both" once: the later answer
     stored = (tmp_path / "seeds" / "labelled.jsonl").read_text(encoding="utf-8").splitlines()
     assert sorted(json.loads(line)["id"] for line in stored) == sorted(ids - set(training_set.ids[:38]))
@@ -54,11 +61,15 @@ def test_a_second_label_of_an_abstract_replaces_the_first(tmp_path):
     for name in ("labels", "seeds"):
         shutil.copytree(ROOT / name, tmp_path / name)
     abstract = Abstract("p1", "Robots grasp cups.", "pile.jsonl", 1, 1)
-    assert add_label(tmp_path / "labels", tmp_path / "seeds", abstract, "vision", stored=False) is None
-    assert add_label(tmp_path / "labels", tmp_path / "seeds", abstract, "robotics", stored=False) == "vision"
-    assert add_label(tmp_path / "labels", tmp_path / "seeds", abstract, "robotics", stored=False) is None
+    store = ProjectLabels(tmp_path / "labels", tmp_path / "seeds")
+    assert store.add(abstract, "vision").earlier is None
+    assert store.add(abstract, "robotics").earlier == "vision"
+    assert store.add(abstract, "robotics").earlier is None
     training_set = load_training_set(tmp_path / "labels", [tmp_path / "seeds"])
-    assert training_set.ids.count("p1") == 1 and training_set.labels[-1] == "robotics"
+    assert (
+        training_set.ids.count(abstract_id("Robots grasp cups.")) == 1
+        and training_set.labels[-1] == "robotics"
+    )
     assert len((tmp_path / "seeds" / "labelled.jsonl").read_text(encoding="utf-8").splitlines()) == 1
 
 

@@ -15,9 +15,9 @@ from conftest import LABELS, ROOT
 from tagger import load_model
 from tagger.cli import main
 from tagger.corpus import Abstract, abstract_id, read_abstracts
-from tagger.errors import InputError
 from tagger.labelling import label_session, suggest
-from tagger.labels import add_label, load_areas, load_training_set
+from tagger.labels import load_areas, load_training_set
+from tagger.labelstore import ProjectLabels
 
 PILE = [
     "We bound the regret of online convex optimisation with delayed feedback.",
@@ -118,16 +118,17 @@ def project(tmp_path):
 
 def test_add_label_keeps_the_abstract_then_the_label(project):
     abstract = Abstract("p1", "Robots grasp cups.", "pile.jsonl", 1, 1, title="Grasping")
-    add_label(project / "labels", project / "seeds", abstract, "robotics", stored=False)
+    ProjectLabels(project / "labels", project / "seeds").add(abstract, "robotics")
     training_set = load_training_set(project / "labels", [project / "seeds"])
     assert len(training_set.labels) == 39
     assert training_set.labels[-1] == "robotics" and training_set.texts[-1] == "Grasping. Robots grasp cups."
     record = json.loads((project / "seeds" / "labelled.jsonl").read_text(encoding="utf-8"))
     assert record == {
-        "id": "p1",
+        "id": abstract_id("Robots grasp cups."),
         "title": "Grasping",
         "abstract": "Robots grasp cups.",
         "source": "pile.jsonl",
+        "source_id": "p1",
     }
 
 
@@ -200,7 +201,7 @@ def test_suggest_prints_json_lines_for_scripts(tmp_path, capsys, shipped):
         assert [g["area"] for g in record["guesses"]] == [area for area, _ in item.guesses()]
 
 
-def test_the_queue_sees_an_abstract_once_and_refuses_one_id_for_two(tmp_path, shipped):
+def test_the_queue_sees_an_abstract_once_by_its_text(tmp_path, shipped):
     with_id = tmp_path / "a.jsonl"
     with_id.write_text(
         json.dumps({"abstract": PILE[0], "id": "x1"}) + "\n" + json.dumps({"abstract": PILE[3]}) + "\n"
@@ -209,18 +210,16 @@ def test_the_queue_sees_an_abstract_once_and_refuses_one_id_for_two(tmp_path, sh
     without.write_text(PILE[0] + "\n")
     queue = suggest(read_abstracts([with_id, without]), shipped, n=10)
     assert sorted(item.abstract.text for item in queue) == sorted([PILE[0], PILE[3]])
-    # labelled under its file id, it is labelled under its hash too
-    assert [
-        item.abstract.text
-        for item in suggest(read_abstracts([without]), shipped, n=10, exclude={"x1", abstract_id(PILE[0])})
-    ] == []
-    clash = tmp_path / "c.jsonl"
-    clash.write_text(json.dumps({"abstract": PILE[4], "id": "x1"}) + "\n")
-    with pytest.raises(
-        InputError,
-        match=r"c.jsonl:1: id 'x1' names two different abstracts: this one and the one at .*a.jsonl:1",
-    ):
-        suggest(read_abstracts([with_id, clash]), shipped, n=10)
+    # labelled, it is left out whatever id it comes with; a file id alone excludes nothing
+    assert (
+        suggest(read_abstracts([with_id]), shipped, n=10, exclude={abstract_id(PILE[0])})[0].abstract.text
+        == PILE[3]
+    )
+    assert len(suggest(read_abstracts([with_id]), shipped, n=10, exclude={"x1"})) == 2
+    # two abstracts that share an id in two files are two abstracts
+    other = tmp_path / "c.jsonl"
+    other.write_text(json.dumps({"abstract": PILE[4], "id": "x1"}) + "\n")
+    assert len(suggest(read_abstracts([with_id, other]), shipped, n=10)) == 3
 
 
 MINE = (

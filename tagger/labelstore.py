@@ -1,0 +1,435 @@
+"""The label store: every hand label is read and written here, and nowhere else.
+
+Labels live in one of two places:
+
+- a project's ``labels.csv`` (``abstract_id``, ``area``, ``title`` and any column of your
+  own), with the texts it names kept in ``labelled.jsonl`` of the abstracts folder
+  (:class:`ProjectLabels`);
+- a user's own labelled file, ``.csv``, ``.tsv`` or ``.jsonl``, one abstract and its area a
+  record (:class:`LabelledFile`), the file ``tagger train --data`` reads.
+
+What the store promises:
+
+- A label names its abstract by the digest of its text (:func:`tagger.corpus.abstract_id`):
+  the same text is the same abstract whichever file or id it comes with, and two abstracts
+  that share an id in two files are two abstracts.
+- A file is read by its header (columns in any order, of any case, unknown ones kept) and in
+  its own dialect (a CSV file's delimiter and line ends), by one reader, :class:`RecordFile`.
+- Each answer rewrites the file atomically under a lock on its folder, and every record but
+  the one answered keeps its bytes: a record is cut at line ends only (never at U+2028 or
+  U+0085), and rewritten only when it is the one answered.
+- An answer returns an :class:`Answer`; undoing it puts back exactly what was there before
+  (the earlier label, or nothing), unless another session has changed that record since.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .atomic import atomic_write
+from .corpus import DELIMITERS, Abstract, Columns, abstract_id, content_id, field_names, header_delimiter
+from .errors import LabelError
+from .locking import locked
+
+LABELS_FILE = "labels.csv"
+LABEL_COLUMNS = ("abstract_id", "area", "title")
+LABELLED_ABSTRACTS_FILE = "labelled.jsonl"
+WRITABLE = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl"}
+TITLE_WORDS = 12  # of the abstract, in labels.csv's title column: for people reading the file
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record of a file: its text there (line end included), the line it starts on,
+    and its fields by name (None for a blank line or one that is not a record: kept as is)."""
+
+    raw: str
+    line: int
+    fields: dict | None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one answer changed, so that it can be undone: the abstract (by digest), the area
+    given, the earlier area it replaced (None when there was none or it was the same), the
+    record written and the records it took the place of."""
+
+    digest: str
+    area: str
+    earlier: str | None
+    written: str
+    replaced: tuple[str, ...]
+
+
+class RecordFile:
+    """A CSV, TSV or JSON-lines file as a list of records, read whole and written back with
+    every record that was not changed byte for byte as it was."""
+
+    def __init__(self, path: Path, kind: str, columns: Columns, header: tuple[str, ...] = ()) -> None:
+        self.path, self.kind, self.columns = path, kind, columns
+        self.bom, self.head, self.newline = "", "", "\n"
+        self.header: list[str] = []
+        self.delimiter = "\t" if kind == "tsv" else ","
+        self.records: list[Record] = []
+        text = self._read()
+        if kind == "jsonl":
+            self._split_jsonl(text)
+        else:
+            self._split_csv(text, header)
+        self.roles = self._roles()
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def _read(self) -> str:
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return ""
+        except IsADirectoryError:
+            raise LabelError("a folder, not a file", where=str(self.path), fix="Name a file.") from None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise LabelError(
+                f"not valid UTF-8 (byte {error.start})", where=str(self.path), fix="Save it as UTF-8."
+            ) from None
+        if text.startswith("\ufeff"):
+            self.bom, text = "\ufeff", text[1:]
+        return text
+
+    def _split_jsonl(self, text: str) -> None:
+        line = 1
+        for raw in _lines_at_newlines(text):
+            fields = None
+            if raw.strip():
+                try:
+                    value = json.loads(raw)
+                except (ValueError, RecursionError):
+                    value = None
+                fields = value if isinstance(value, dict) else None
+            self.records.append(Record(raw, line, fields))
+            line += 1
+        first = next((r.raw for r in self.records if r.raw.endswith("\n")), "")
+        self.newline = "\r\n" if first.endswith("\r\n") else "\n"
+
+    def _split_csv(self, text: str, header: tuple[str, ...]) -> None:
+        lines = io.StringIO(text, newline="")
+        if self.kind == "csv":
+            first = lines.readline()
+            lines.seek(0)
+            self.delimiter = _delimiter(first, self.columns)
+        consumed: list[str] = []
+
+        def feed() -> Iterator[str]:
+            for line in lines:
+                consumed.append(line)
+                yield line
+
+        reader = csv.reader(feed(), delimiter=self.delimiter, strict=True)
+        line = 1
+        while True:
+            try:
+                row = next(reader, None)
+            except csv.Error as error:
+                raise LabelError(
+                    f"malformed CSV ({error})", where=f"{self.path}:{line}", fix="Fix its quoting."
+                ) from None
+            if row is None:
+                break
+            raw = "".join(consumed)
+            consumed.clear()
+            if not self.head:
+                self.head, self.header = raw, [cell.strip() for cell in row]
+                self.newline = "\r\n" if raw.endswith("\r\n") else "\n"
+            else:
+                padded = row + [""] * (len(self.header) - len(row))
+                fields = dict(zip(self.header, padded)) if any(cell.strip() for cell in row) else None
+                self.records.append(Record(raw, line, fields))
+            line += raw.count("\n") or 1
+        if not self.head:  # an empty or new file
+            self.header = list(header)
+            self.head = _csv_line(self.header, self.delimiter, self.newline)
+
+    def _roles(self) -> dict[str, str]:
+        """Role (abstract, title, id, area) -> the name this file gives it (as a header's
+        cell or the first record's key), matched without regard to case as the readers do;
+        a role the file lacks gets the name ``columns`` gives it."""
+        if self.kind == "jsonl":
+            first = next((r.fields for r in self.records if r.fields is not None), {})
+            names = field_names(list(first), self.columns)
+        else:
+            names = field_names(self.header, self.columns)
+        return {**self.columns.roles(), **names}
+
+    def require(self, *roles: str) -> None:
+        """A clear error when the file's header lacks a column a role needs."""
+        if self.kind != "jsonl":
+            self.require_columns([self.roles[role] for role in roles])
+
+    def require_columns(self, names: list[str]) -> None:
+        """A clear error when the header lacks one of ``names``."""
+        missing = [name for name in names if name not in self.header]
+        if missing:
+            raise LabelError(
+                f"missing column(s) {', '.join(missing)} (has: {', '.join(self.header)})",
+                where=f"{self.path}:1",
+                fix=f"The header row must name {', '.join(names)}.",
+            )
+
+    def value(self, record: Record, role: str) -> str:
+        """A record's value for a role, as text ('' when it has none)."""
+        if record.fields is None:
+            return ""
+        value = record.fields.get(self.roles[role])
+        if value is None:
+            return ""
+        return value.strip() if isinstance(value, str) else str(value)
+
+    def digest(self, record: Record) -> str | None:
+        """The digest of a record's abstract, None when it has none."""
+        text = self.value(record, "abstract")
+        return content_id(text) if text else None
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def render(self, values: dict[str, str], like: Record | None = None) -> str:
+        """A record of ``values`` (role -> value) in this file's dialect: ``like``'s fields
+        with those values changed, or a new record of them."""
+        named = {self.roles[role]: value for role, value in values.items()}
+        if self.kind == "jsonl":
+            fields = dict(like.fields) if like is not None and like.fields is not None else {}
+            fields.update(named)
+            return json.dumps(fields, ensure_ascii=False) + self.newline
+        old = like.fields if like is not None and like.fields is not None else {}
+        cells = [named.get(name, old.get(name, "")) for name in self.header]
+        return _csv_line(cells, self.delimiter, self.newline)
+
+    def text(self) -> str:
+        parts = [self.bom, self.head]
+        for k, record in enumerate(self.records):
+            raw = record.raw
+            if k < len(self.records) - 1 and not raw.endswith(("\n", "\r")):
+                raw += self.newline  # a last line without its end, now followed by another
+            parts.append(raw)
+        if parts[1] and not parts[1].endswith(("\n", "\r")) and self.records:
+            parts[1] += self.newline
+        return "".join(parts)
+
+    def save(self) -> None:
+        with atomic_write(self.path) as stream:
+            stream.write(self.text())
+
+    def answer(self, matches: list[int], written: str, digest: str, area: str, earlier: str | None) -> Answer:
+        """Put ``written`` in the place of the records at ``matches`` (at the first of them),
+        or at the end when there are none; the :class:`Answer` that undoes it."""
+        replaced = tuple(self.records[i].raw for i in matches)
+        record = Record(written, 0, None)
+        if matches:
+            self.records[matches[0]] = record
+            for i in sorted(matches[1:], reverse=True):
+                del self.records[i]
+        else:
+            self.records.append(record)
+        return Answer(digest, area, earlier if earlier != area else None, written, replaced)
+
+    def undo(self, answer: Answer) -> bool:
+        """Put back what ``answer`` replaced; False when its record is no longer there (another
+        session changed it since), and nothing is changed."""
+        at = next((i for i, record in enumerate(self.records) if record.raw == answer.written), None)
+        if at is None:
+            return False
+        self.records[at : at + 1] = [Record(raw, 0, None) for raw in answer.replaced]
+        return True
+
+
+def _lines_at_newlines(text: str) -> Iterator[str]:
+    """The lines of ``text`` cut after each ``\\n`` only (``str.splitlines`` also cuts at
+    U+2028, U+0085 and others that a JSON string may hold raw)."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end + 1
+        yield text[start:end]
+        start = end
+
+
+def _delimiter(header_line: str, columns: Columns) -> str:
+    """The delimiter of a CSV file, found as the readers find it."""
+    return header_delimiter(header_line, columns) or DELIMITERS[0]
+
+
+def _csv_line(cells: list[str], delimiter: str, newline: str) -> str:
+    stream = io.StringIO()
+    csv.writer(stream, delimiter=delimiter, lineterminator=newline).writerow(cells)
+    return stream.getvalue()
+
+
+# -- a project's labels.csv ------------------------------------------------------------------
+
+LABELS_CSV = Columns(abstract="abstract_id", area="area", title="title", id="abstract_id")
+
+
+def read_labels_file(path: str | Path) -> RecordFile:
+    """``labels.csv`` as records (a missing file: no records, the usual header)."""
+    return RecordFile(Path(path), "csv", LABELS_CSV, header=LABEL_COLUMNS)
+
+
+def digests_of_ids(abstracts: list[Abstract]) -> dict[str, set[str]]:
+    """Id -> the digests of the texts it names in ``abstracts``: a digest names its own
+    text; a file's id (in labels written before labels named texts by digest) names the
+    texts that came with it, one unless two files share it."""
+    names: dict[str, set[str]] = {}
+    for abstract in abstracts:
+        digest = abstract_id(abstract.text)
+        names.setdefault(digest, set()).add(digest)
+        if abstract.id != digest:
+            names.setdefault(abstract.id, set()).add(digest)
+    return names
+
+
+class ProjectLabels:
+    """``labels.csv`` in ``labels_dir``, with the texts in ``abstracts_dir`` (see the module's
+    promises). The text of an answer goes to ``abstracts_dir/labelled.jsonl`` first (unless a
+    file there holds it already), then the label: an interruption never leaves a label
+    without its text. Both folders are locked meanwhile."""
+
+    def __init__(self, labels_dir: str | Path, abstracts_dir: str | Path) -> None:
+        self.labels_dir, self.abstracts_dir = Path(labels_dir), Path(abstracts_dir)
+        self.where = self.labels_dir / LABELS_FILE
+        self._names: dict[str, set[str]] | None = None  # of the texts in abstracts_dir, read once
+
+    def _texts(self) -> dict[str, set[str]]:
+        if self._names is None:
+            from .corpus import read_abstracts
+
+            folder = self.abstracts_dir
+            stored = list(read_abstracts([folder], skip_bad=True)) if folder.is_dir() else []
+            self._names = digests_of_ids(stored)
+        return self._names
+
+    def _digests(self, identifier: str) -> set[str]:
+        return self._texts().get(identifier) or {identifier}
+
+    def current(self) -> dict[str, str]:
+        """Digest -> area of every label."""
+        labels = read_labels_file(self.where)
+        labels.require("abstract", "area")
+        return {
+            digest: labels.value(record, "area")
+            for record in labels.records
+            if record.fields is not None
+            for digest in self._digests(labels.value(record, "abstract"))
+        }
+
+    def add(self, abstract: Abstract, area: str) -> Answer:
+        digest = abstract_id(abstract.text)
+        self.abstracts_dir.mkdir(parents=True, exist_ok=True)
+        with locked(self.labels_dir, self.abstracts_dir):
+            if digest not in self._texts():
+                self._store_text(abstract, digest)
+            labels = read_labels_file(self.where)
+            labels.require("abstract", "area")
+            matches = [
+                i
+                for i, record in enumerate(labels.records)
+                if record.fields is not None and digest in self._digests(labels.value(record, "abstract"))
+            ]
+            earlier = labels.value(labels.records[matches[-1]], "area") if matches else None
+            title = " ".join(abstract.text.split()[:TITLE_WORDS])
+            written = labels.render({"abstract": digest, "area": area, "title": title})
+            result = labels.answer(matches, written, digest, area, earlier)
+            labels.save()
+        return result
+
+    def _store_text(self, abstract: Abstract, digest: str) -> None:
+        texts = RecordFile(self.abstracts_dir / LABELLED_ABSTRACTS_FILE, "jsonl", Columns())
+        if not any(texts.digest(record) == digest for record in texts.records):
+            record = {
+                "id": digest,
+                "title": abstract.title,
+                "abstract": abstract.text,
+                "source": abstract.source,
+            }
+            if abstract.id != digest:
+                record["source_id"] = abstract.id
+            texts.records.append(Record(json.dumps(record, ensure_ascii=False) + texts.newline, 0, None))
+            texts.save()
+        self._texts().setdefault(digest, set()).add(digest)
+
+    def undo(self, answer: Answer) -> bool:
+        """Undo an answer: the earlier label is back, or none (the text stays: a text without
+        a label is not trained on)."""
+        with locked(self.labels_dir):
+            labels = read_labels_file(self.where)
+            if not labels.undo(answer):
+                return False
+            labels.save()
+        return True
+
+
+# -- a user's own labelled file (train --data) -----------------------------------------------
+
+
+class LabelledFile:
+    """A user's own labelled ``.csv``, ``.tsv`` or ``.jsonl`` file (made if missing): an
+    answer replaces the record of the same text in place, or is added at the end."""
+
+    def __init__(self, path: str | Path, columns: Columns | None = None) -> None:
+        self.where = Path(path)
+        self.columns = columns or Columns()
+        self.kind = WRITABLE.get(self.where.suffix.lower())
+        if self.kind is None:
+            raise LabelError(
+                "answers can go to a .csv, .tsv or .jsonl file only",
+                where=str(self.where),
+                fix="Convert it to one of those (uncompressed), or give another file with --data.",
+            )
+
+    def _read(self) -> RecordFile:
+        header = (self.columns.abstract, self.columns.area, self.columns.title, self.columns.id)
+        records = RecordFile(self.where, self.kind, self.columns, header=header)
+        records.require("abstract", "area")
+        return records
+
+    def current(self) -> dict[str, str]:
+        """Digest -> area of every record that has both."""
+        if not self.where.exists():
+            return {}
+        records = self._read()
+        return {
+            digest: records.value(record, "area")
+            for record in records.records
+            if (digest := records.digest(record)) and records.value(record, "area")
+        }
+
+    def add(self, abstract: Abstract, area: str) -> Answer:
+        digest = abstract_id(abstract.text)
+        with locked(self.where.parent):
+            records = self._read()
+            matches = [i for i, record in enumerate(records.records) if records.digest(record) == digest]
+            if matches:
+                like = records.records[matches[0]]
+                earlier = records.value(records.records[matches[-1]], "area") or None
+                written = records.render({"area": area}, like=like)
+            else:
+                earlier = None
+                values = {"id": digest, "title": abstract.title, "abstract": abstract.text, "area": area}
+                if not abstract.title:
+                    del values["title"]
+                written = records.render(values)
+            result = records.answer(matches, written, digest, area, earlier)
+            records.save()
+        return result
+
+    def undo(self, answer: Answer) -> bool:
+        with locked(self.where.parent):
+            records = self._read()
+            if not records.undo(answer):
+                return False
+            records.save()
+        return True
