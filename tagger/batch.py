@@ -15,6 +15,7 @@ tagged by the same arithmetic whichever process tags it, so the output does not 
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import os
 import signal
@@ -22,14 +23,18 @@ import sys
 import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
 from .corpus import Abstract
+from .errors import WorkerError
 from .model import Model
 from .prediction import Prediction, predictions
 
 CHUNK_SIZE = 500
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent ends
+STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}  # the signals that stop a run
 _pools_running = 0  # worker pools this process is feeding now (see pool_running)
 
 
@@ -80,7 +85,8 @@ def _in_parallel(
     in_flight = 0
     global _pools_running
     _pools_running += 1
-    forked = None
+    forked = executor = None
+    workers: list = []  # the forked worker processes
     try:
         if _can_fork():
             # Forked workers start in milliseconds with the model and every import already
@@ -89,6 +95,7 @@ def _in_parallel(
             chunk = next(chunks)
             window.append([chunk, model.predict_proba([a.document for a in chunk])])
             executor = forked = _fork_pool(model, jobs)
+            workers = _processes(forked)
         else:
             # Starting a spawned worker blocks until the new process has read the model from
             # a pipe, which it does once Python is up (half a second): a thread waits for
@@ -117,13 +124,53 @@ def _in_parallel(
                 in_flight -= 1
                 result = result.result()
             yield chunk, result
+    except BrokenProcessPool:
+        raise WorkerError(
+            f"a tagging worker process stopped before it finished{_how_workers_ended(workers)}",
+            fix="Run again; --jobs 1 tags in this process alone.",
+        ) from None
     finally:
         _pools_running -= 1
-        for _, result in window:
-            if isinstance(result, Future):
-                result.cancel()
-        if forked is not None:  # done: its idle workers exit at once; else they are let go
-            forked.shutdown(wait=not window, cancel_futures=True)
+        if forked is not None and window:  # stopped early: by a signal, an error, a dead worker
+            _abandon(forked, workers)
+        elif forked is not None:  # done: its idle workers exit at once
+            forked.shutdown(wait=True)
+        else:
+            for _, result in window:
+                if isinstance(result, Future):
+                    result.cancel()
+
+
+def _how_workers_ended(workers: list) -> str:
+    """' (killed by signal 9)', from the exit codes of forked workers, where known. A broken
+    pool ends its other workers with SIGTERM itself: that one is named only alone."""
+    import time
+
+    deadline = time.monotonic() + 1  # the pool's thread may be reaping them meanwhile
+    while not (codes := [p.exitcode for p in workers if p.exitcode]) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    killed = sorted({-code for code in codes if code < 0})
+    killed = [signum for signum in killed if signum != signal.SIGTERM] or killed
+    if killed:
+        return f" (killed by signal {', '.join(map(str, killed))})"
+    return f" (exit status {', '.join(map(str, sorted(set(codes))))})" if codes else ""
+
+
+def _processes(executor) -> list:
+    """The worker processes of a pool (none once it is shut down, or of another kind)."""
+    return list((getattr(executor, "_processes", None) or {}).values())
+
+
+def _abandon(executor, workers: list) -> None:
+    """End a forked pool stopped before its work was done, at once: its workers are killed
+    (their chunks are not wanted), and the pool's own thread, finding them gone, fails its
+    futures, unblocks its queues and ends; this waits for that, so that nothing of the pool
+    is left running at exit. Its futures are not cancelled here: the pool's thread would fail
+    on one cancelled meanwhile."""
+    for process in workers:
+        if process.exitcode is None:
+            process.kill()
+    executor.shutdown(wait=True)
 
 
 def _can_fork() -> bool:
@@ -151,13 +198,20 @@ def _fork_pool(model: Model, jobs: int):
         jobs - 1,
         mp_context=multiprocessing.get_context("fork"),
         initializer=_receive_model,
-        initargs=(model,),
+        initargs=(model, os.getpid()),
     )
-    with warnings.catch_warnings():
-        # Python 3.12+ warns of forking beside any thread, native ones included (see
-        # _can_fork for why these are safe).
-        warnings.filterwarnings("ignore", r".*multi-threaded, use of fork\(\)", DeprecationWarning)
-        executor.submit(_started)  # the workers are forked on the first task
+    # Signals wait while the workers are forked: a handler that raised in the middle of a
+    # fork (in its at-fork hooks) would be lost, and a worker must not run this process's
+    # handlers before its own are in place (see _receive_model).
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
+    try:
+        with warnings.catch_warnings():
+            # Python 3.12+ warns of forking beside any thread, native ones included (see
+            # _can_fork for why these are safe).
+            warnings.filterwarnings("ignore", r".*multi-threaded, use of fork\(\)", DeprecationWarning)
+            executor.submit(_started)  # the workers are forked on the first task
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     return executor
 
 
@@ -179,12 +233,32 @@ def _started() -> None:
 _worker_model: Model | None = None  # in a worker process: the model it tags with
 
 
-def _receive_model(model: Model) -> None:
+def _receive_model(model: Model, parent: int | None = None) -> None:
     """Run once in each worker process as it starts. Ctrl-C reaches every process of a
-    terminal's job: the main process stops the run, a worker finishes its chunk."""
+    terminal's job: the main process stops the run, a worker finishes its chunk. Other
+    signals end a worker as they end any program (a forked worker inherits the handlers of
+    the process it was forked from). A forked worker (``parent``: the pid of the process
+    that forked it) dies with that process, however it ends: it would otherwise hold the
+    output's pipe open (``tagger predict ... | wc -l`` would never end)."""
     global _worker_model
     _worker_model = model
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+    if parent is not None:
+        _die_with(parent)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)  # blocked while it was forked
+
+
+def _die_with(parent: int) -> None:
+    """Ask Linux to kill this process when ``parent`` (the thread that forked it) ends, and
+    end now if it has ended already."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _probabilities(texts: list[str]) -> np.ndarray:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import __version__, corpus, output
 from .batch import default_jobs as batch_jobs
-from .errors import InputError, TaggerError, UsageError
+from .errors import InputError, TaggerError, UsageError, WorkerError
 from .prediction import COLUMNS as PREDICTION_COLUMNS
 
 DEFAULT_MODEL_DIR = "models"
@@ -369,6 +369,9 @@ def _signals_between_chunks():
     try:
         yield check
         check()
+    except WorkerError:
+        check()  # a signal to the whole job ended the workers too: it is the signal's exit
+        raise
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)

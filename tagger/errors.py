@@ -43,3 +43,8 @@ class ModelError(TaggerError):
 
 class OutputError(TaggerError):
     """The output cannot be written where it was asked for."""
+
+
+class WorkerError(TaggerError):
+    """A worker process of a parallel run ended before its work was done (killed from
+    outside, or out of memory)."""

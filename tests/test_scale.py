@@ -265,3 +265,74 @@ def test_dask_bag_and_dataframe_of_texts(client, shipped):
     ]
     assert tagged["area"].tolist() == [p.area for p in expected]
     assert tagged["needs_review"].tolist() == [p.needs_review for p in expected]
+
+
+def _start_with_workers(tmp_path, *extra, **popen):
+    """``tagger predict`` of 50,000 abstracts on three processes, in a job of its own, once
+    its workers run: (process, worker pids)."""
+    path = pile(tmp_path, 50_000)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tagger", "predict", str(path), "--jobs", "3", "--quiet", *extra],
+        start_new_session=True,
+        **popen,
+    )
+    children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+    while process.poll() is None and len(children.read_text().split()) < 2:
+        time.sleep(0.02)
+    workers = [int(pid) for pid in children.read_text().split()]
+    assert process.poll() is None and len(workers) == 2, "the run ended before its workers ran"
+    time.sleep(0.5)  # the workers are tagging
+    return process, workers
+
+
+def _gone(pid: int) -> bool:
+    """Whether a process has ended (a zombie waiting for its new parent counts as ended)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] in "ZX"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+@pytest.mark.slow  # tags 50,000 abstracts in a subprocess
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads a process's children in /proc")
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM])
+def test_a_worker_killed_ends_the_run_at_once_with_one_clear_error(tmp_path, signum):
+    process, workers = _start_with_workers(tmp_path, "-o", str(tmp_path / "out.csv"), stderr=subprocess.PIPE)
+    os.kill(workers[0], signum)
+    started = time.monotonic()
+    try:
+        _, err = process.communicate(timeout=5)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert time.monotonic() - started < 5
+    assert process.returncode == 2
+    assert err.decode() == (
+        f"tagger: a tagging worker process stopped before it finished (killed by signal {int(signum)}). "
+        "Run again; --jobs 1 tags in this process alone.\n"
+    )
+    assert not (tmp_path / "out.csv").exists()
+    assert all(_gone(pid) for pid in workers)
+
+
+@pytest.mark.slow  # tags 50,000 abstracts in a subprocess
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads a process's children in /proc")
+def test_workers_die_with_their_parent_and_let_the_pipe_close(tmp_path):
+    process, workers = _start_with_workers(tmp_path, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    os.kill(process.pid, signal.SIGKILL)
+    ended = threading.Event()
+
+    def drain():  # as `| wc -l` reads: until every writer of the pipe has gone
+        process.stdout.read()
+        ended.set()
+
+    threading.Thread(target=drain, daemon=True).start()
+    closed = ended.wait(5)
+    deadline = time.monotonic() + 5
+    while not all(_gone(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [pid for pid in workers if not _gone(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    process.wait()
+    assert closed and not left
