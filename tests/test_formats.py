@@ -208,3 +208,34 @@ def test_predict_takes_a_series_and_any_iterable_of_strings():
     assert tagger.predict(pd.Series(texts)) == expected
     assert tagger.predict(text for text in texts) == expected
     assert tagger.predict(tuple(texts)) == expected
+
+
+def _zstd_frames(data: bytes) -> bytes:
+    """Two zstandard frames (with a checksum, and without) and a skippable frame between."""
+    zstandard = pytest.importorskip("zstandard")
+    half = len(data) // 2
+    skippable = (0x184D2A53).to_bytes(4, "little") + (5).to_bytes(4, "little") + b"12345"
+    return (
+        zstandard.ZstdCompressor(write_checksum=True).compress(data[:half])
+        + skippable
+        + zstandard.ZstdCompressor(write_content_size=False).compress(data[half:])
+    )
+
+
+PACK = {**COMPRESS, ".zst": _zstd_frames}
+
+
+@given(st.sampled_from(sorted(PACK)), st.floats(0.05, 0.999))
+@settings(max_examples=40)
+def test_a_compressed_file_cut_short_is_damaged_never_read_as_complete(tmp_path_factory, compression, share):
+    folder = tmp_path_factory.mktemp("cut")
+    body = "".join(
+        json.dumps({"abstract": f"Abstract {i}: robots grasp cups {i} times."}) + "\n" for i in range(2000)
+    )
+    whole = PACK[compression](body.encode())
+    (folder / f"whole.jsonl{compression}").write_bytes(whole)
+    assert len(read(folder / f"whole.jsonl{compression}")) == 2000
+    cut = folder / f"cut.jsonl{compression}"
+    cut.write_bytes(whole[: max(1, int(len(whole) * share))])
+    with pytest.raises(InputError, match=r"cut.jsonl.*: damaged .* data"):
+        read(cut)
