@@ -368,9 +368,8 @@ def _open(path: Path) -> IO[bytes]:
         import zstandard
     except ImportError:
         raise ImportError("reading .zst files needs the zstandard package") from None
-    reader = zstandard.ZstdDecompressor().stream_reader(
-        open(path, "rb"), closefd=True, read_across_frames=True
-    )
+    compressed = open(path, "rb")  # noqa: SIM115 (closed with the reader)
+    reader = zstandard.ZstdDecompressor().stream_reader(compressed, closefd=True, read_across_frames=True)
     return io.BufferedReader(_FramesChecked(reader, path))
 
 
