@@ -16,6 +16,7 @@ import hashlib
 import io
 import json
 import math
+import stat
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -210,6 +211,7 @@ class Model:
             data = _read_json(card_path)
             weights_path = directory / _weights_file(data, card_path)
             try:
+                _require_regular_file(weights_path, "weights file")
                 weights = weights_path.read_bytes()
             except OSError as error:
                 raise ModelError(
@@ -268,8 +270,25 @@ def _as_texts(texts: Iterable[str]) -> list[str]:
     return texts
 
 
+def _require_regular_file(path: Path, what: str, limit: int | None = None) -> None:
+    """Refuse a model's file that is not a regular file (a FIFO would hang the read) or is
+    larger than any tagger writes."""
+    status = path.stat()
+    if not stat.S_ISREG(status.st_mode):
+        raise ModelError(
+            f"the {what} is not a regular file", where=str(path), fix="Retrain with 'tagger train'."
+        )
+    if limit is not None and status.st_size > limit:
+        raise ModelError(
+            f"the {what} is {status.st_size:,} bytes, more than tagger ever writes ({limit:,})",
+            where=str(path),
+            fix="Retrain with 'tagger train'.",
+        )
+
+
 def _read_json(path: Path) -> dict:
     try:
+        _require_regular_file(path, "model card", MAX_CARD_BYTES)
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as error:
         reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
@@ -336,6 +355,14 @@ def _read_only(array) -> np.ndarray:
     return array
 
 
+MAX_CARD_BYTES = 64 * 2**20  # a card records a few dozen bytes per labelled abstract
+
+# What trained weights can hold: an idf is ln((1 + n) / (1 + df)) + 1 for n documents (at least
+# 1, and under 1000 for any corpus there can be), and a logistic regression's coefficients on
+# l2-normed TF-IDF rows stay far inside the bound here, which keeps every score finite.
+WEIGHT_RANGES = {"idf": (1.0, 1e3), "coef": (-1e6, 1e6), "intercept": (-1e6, 1e6)}
+
+
 def _check_shapes(model: Model) -> None:
     n_areas, n_features = len(model.areas), len(model.vocabulary)
     expected = {"idf": (n_features,), "coef": (n_areas, n_features), "intercept": (n_areas,)}
@@ -347,6 +374,13 @@ def _check_shapes(model: Model) -> None:
             )
         if not np.isfinite(array).all():
             raise ModelError(f"{name} holds non-finite numbers", fix="Retrain with 'tagger train'.")
+        low, high = WEIGHT_RANGES[name]
+        if array.size and not (low <= array.min() and array.max() <= high):
+            raise ModelError(
+                f"{name} holds numbers from {array.min():.3g} to {array.max():.3g}, "
+                f"outside [{low:g}, {high:g}] (no trained model has them; they would make confidences NaN)",
+                fix="Retrain with 'tagger train'.",
+            )
 
 
 def shipped_model_dir() -> Path:

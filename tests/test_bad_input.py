@@ -3,12 +3,14 @@
 import csv
 import io
 import json
+import os
 import pickle
 import random
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -657,3 +659,54 @@ def test_an_abstract_over_the_size_limit_is_a_bad_record(capsys, tmp_path, monke
         f"{tmp_path / 'b.csv'}:2",
         f"{tmp_path / 'c.jsonl'}:1",
     ]
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("idf", 0.0, "idf holds numbers from 0 to"),
+        ("idf", 1e-320, "idf holds numbers from 1e-320 to"),
+        ("coef", 1e308, "coef holds numbers from"),
+        ("coef", -1e308, "coef holds numbers from -1e+308"),
+        ("intercept", 1e308, "intercept holds numbers from"),
+    ],
+)
+def test_forged_weights_that_would_make_confidences_nan_are_refused(
+    capsys, model_dir, shipped, name, value, message
+):
+    array = getattr(shipped, name).copy()
+    array[0] = value
+    forge(model_dir, **{name: array})
+    status, out, err = run(capsys, "predict", SEEDS, "--model", model_dir, "--format", "jsonl")
+    assert out == "" and message in one_line_error(err, status)
+
+
+def test_a_weights_file_that_is_a_fifo_is_refused_at_once(capsys, model_dir):
+    weights = next(model_dir.glob("weights-*.npz"))
+    weights.unlink()
+    os.mkfifo(weights)
+    result = {}
+    reader = threading.Thread(
+        target=lambda: result.update(
+            zip(("status", "out", "err"), run(capsys, "predict", SEEDS, "--model", model_dir))
+        ),
+        daemon=True,
+    )
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():  # unblock the read it hangs on, then fail
+        with open(os.open(weights, os.O_WRONLY | os.O_NONBLOCK), "wb"):
+            pass
+        pytest.fail("loading a model whose weights file is a FIFO hangs")
+    assert "the weights file is not a regular file" in one_line_error(result["err"], result["status"])
+
+
+def test_a_card_larger_than_any_tagger_writes_is_refused_without_reading_it(capsys, model_dir):
+    card = model_dir / CARD_FILE
+    with open(card, "r+b") as stream:  # a sparse file: 3 GB that take no disk
+        stream.seek(3 * 2**30)
+        stream.write(b" ")
+    status, _, err = run(capsys, "predict", SEEDS, "--model", model_dir)
+    assert "the model card is 3,221,225,473 bytes, more than tagger ever writes" in one_line_error(
+        err, status
+    )
