@@ -175,21 +175,56 @@ class RowWriter:
         import pyarrow as pa
         import pyarrow.parquet as parquet
 
-        table = pa.Table.from_pylist([{name: row.get(name) for name in self.columns} for row in rows])
+        schema = _parquet_schema(self.columns)
+        kept = [name for name in self.columns if name not in COLUMNS and name != "tags"]
+        values = [{name: row.get(name) for name in self.columns} for row in rows]
+        for row in values:
+            for name in kept:
+                row[name] = _as_text(row[name])
+        table = pa.Table.from_pylist(values, schema=schema)
         if self._parquet is None:
-            self._parquet = parquet.ParquetWriter(self.stream, table.schema)
-        self._parquet.write_table(table.cast(self._parquet.schema))
+            self._parquet = parquet.ParquetWriter(self.stream, schema)
+        try:
+            self._parquet.write_table(table)
+        except BaseException:
+            self._parquet.close()  # now, not in its finaliser (which would print a traceback)
+            raise
 
     def close(self) -> None:
         if self._parquet is not None:
             self._parquet.close()
         elif self.output_format == "parquet":  # no rows: an empty file with the columns
-            import pyarrow as pa
             import pyarrow.parquet as parquet
 
-            parquet.write_table(
-                pa.table({name: pa.array([], pa.string()) for name in self.columns or COLUMNS}), self.stream
-            )
+            schema = _parquet_schema(self.columns or COLUMNS)
+            parquet.write_table(schema.empty_table(), self.stream)
+
+
+def _parquet_schema(columns: tuple[str, ...]):
+    """The Parquet types of the output's columns: tagger's own typed; a kept input column is
+    text (see :func:`_as_text`), so that it holds one type whatever its rows hold."""
+    import pyarrow as pa
+
+    own = {
+        "source": pa.string(),
+        "position": pa.int64(),
+        "id": pa.string(),
+        "area": pa.string(),
+        "confidence": pa.float64(),
+        "runner_up": pa.string(),
+        "runner_up_confidence": pa.float64(),
+        "needs_review": pa.bool_(),
+        "tags": pa.list_(pa.struct([("area", pa.string()), ("confidence", pa.float64())])),
+    }
+    return pa.schema([(name, own.get(name, pa.string())) for name in columns])
+
+
+def _as_text(value) -> str | None:
+    """A kept value as Parquet text: a string as it is, anything else as JSON (numbers,
+    lists, objects; bytes as their repr), nothing as nothing."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _cell(name: str, value):

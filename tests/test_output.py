@@ -198,3 +198,25 @@ def test_a_kept_column_named_like_ours_is_written_as_input_name(capsys, tmp_path
     rows = list(csv.DictReader(io.StringIO(out)))
     assert status == 0 and list(rows[0])[-2:] == ["input_area", "doi"] and "not written" not in err
     assert [(r["input_area"], r["doi"]) for r in rows] == [("robotics", "10.1/a"), ("theory", "10.1/b")]
+
+
+def test_kept_columns_of_any_values_reach_parquet_whole(capsys, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    records = []
+    for i in range(1200):  # chunks of 500: the values change after the first chunk
+        meta = {"a": i} if i < 500 else {"b": f"x{i}", "c": [i, None]}
+        doi = i if i < 600 else f"10.1/{i}"
+        records.append({"abstract": f"Robots grasp cup number {i}.", "meta": meta, "doi": doi, "blob": None})
+    path = tmp_path / "papers.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    status, _, err = run(capsys, "predict", path, "--keep", "all", "-o", tmp_path / "all.parquet")
+    assert status == 0, err
+    table = pq.read_table(tmp_path / "all.parquet").to_pylist()
+    assert len(table) == 1200
+    assert [json.loads(row["meta"]) for row in table] == [r["meta"] for r in records]
+    assert [row["doi"] for row in table] == [str(r["doi"]) for r in records]
+    status, _, err = run(capsys, "predict", path, "--keep", "doi", "-o", tmp_path / "doi.parquet")
+    assert status == 0 and "Traceback" not in err
+    assert [row["doi"] for row in pq.read_table(tmp_path / "doi.parquet").to_pylist()] == [
+        str(r["doi"]) for r in records
+    ]
