@@ -23,8 +23,9 @@ class TaggerError(Exception):
         return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
-class UsageError(TaggerError):
-    """The command or function was called the wrong way."""
+class UsageError(TaggerError, ValueError):
+    """The command or function was called the wrong way (a ``ValueError`` too, as
+    scikit-learn and pandas code expects of bad arguments)."""
 
     exit_status = 1
 

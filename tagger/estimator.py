@@ -47,11 +47,17 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
         from .training import train
 
         texts = _texts(X)
-        y = np.asarray(y)
-        if y.ndim != 1 or len(y) != len(texts):
+        given = np.asarray(y, dtype=object)  # as given: numpy would make NaN among strings 'nan'
+        if given.ndim != 1 or len(given) != len(texts):
             raise UsageError(
-                f"y has shape {y.shape}, expected ({len(texts)},)", fix="Give one label per text."
+                f"y has shape {given.shape}, expected ({len(texts)},)", fix="Give one label per text."
             )
+        missing = next((i for i, label in enumerate(given) if _is_missing(label)), None)
+        if missing is not None:
+            raise UsageError(f"y[{missing}] is missing, not a label", fix="Give every text a label.")
+        if not any(text.strip() for text in texts):
+            raise UsageError("every text of X is empty", fix="Pass the texts to learn from.")
+        y = np.asarray(y)
         self.classes_ = np.unique(y)
         slugs = [str(c) for c in self.classes_]
         if len(set(slugs)) != len(slugs):
@@ -92,7 +98,16 @@ def _texts(X) -> list[str]:
         raise UsageError(
             f"X has shape {values.shape}, not a sequence of texts", fix="Pass a list of strings."
         )
-    bad = next((v for v in values if not isinstance(v, str)), None)
+    bad = next((i for i, v in enumerate(values) if not isinstance(v, str)), None)
     if bad is not None:
-        raise UsageError(f"X holds a {type(bad).__name__}, not text", fix="Pass a list of strings.")
+        kind = type(values[bad]).__name__
+        raise UsageError(f"X[{bad}] is a {kind}, not text", fix="Pass a list of strings.")
     return [document(text) for text in values]
+
+
+def _is_missing(label) -> bool:
+    """None, NaN, pandas' NA or NaT: no label."""
+    try:
+        return bool(label is None or label != label)
+    except (TypeError, ValueError):  # pd.NA's comparison is neither true nor false
+        return True

@@ -30,19 +30,51 @@ MISSING = {
 }
 
 
+def as_frame(frame, column: str = "abstract"):
+    """A dataframe to tag: ``frame`` itself, or a Series of abstracts as a one-column frame."""
+    import pandas as pd
+
+    if isinstance(frame, pd.Series):
+        return frame.to_frame(name=column)
+    if not isinstance(frame, pd.DataFrame):
+        raise UsageError(
+            f"tag_dataframe takes a pandas DataFrame (or Series), not a {type(frame).__name__}",
+            fix="For a list of texts, use tagger.predict(texts).",
+        )
+    return frame
+
+
+def _text_column(frame, name: str):
+    """The column ``name`` of ``frame``, checked to hold text (or nothing) in every row."""
+    import pandas as pd
+
+    if name not in frame.columns:
+        raise UsageError(
+            f"the dataframe has no column {name!r} (columns: {', '.join(map(repr, frame.columns))})",
+            fix="Name the column with column= (and title_column=).",
+        )
+    values = frame[name]
+    if isinstance(values, pd.DataFrame):
+        raise UsageError(
+            f"the dataframe has {values.shape[1]} columns named {name!r}", fix="Rename all but one."
+        )
+    if not (pd.api.types.is_string_dtype(values.dtype) and values.dtype != object):
+        for index, value in values.items():
+            if not isinstance(value, str) and not (pd.api.types.is_scalar(value) and pd.isna(value)):
+                raise UsageError(
+                    f"column {name!r} holds a {type(value).__name__} at row {index!r}, not text",
+                    fix="Give abstracts (and titles) as strings; a missing one as None.",
+                )
+    return values
+
+
 def documents(
     frame, column: str = "abstract", title_column: str | None = None
 ) -> tuple[list[str], np.ndarray]:
     """Which rows have an abstract at all (missing or blank ones do not), and what the
     classifier reads for each of those (title and abstract, as for a file with a title column)."""
-    for name in (column, title_column):
-        if name is not None and name not in frame.columns:
-            raise UsageError(
-                f"the dataframe has no column {name!r} (columns: {', '.join(map(repr, frame.columns))})",
-                fix="Name the column with column= (and title_column=).",
-            )
-    texts = frame[column].astype("string").fillna("")
-    titles = frame[title_column].astype("string").fillna("") if title_column else None
+    texts = _text_column(frame, column).astype("string").fillna("")
+    titles = _text_column(frame, title_column).astype("string").fillna("") if title_column else None
     present = texts.str.strip().str.len().to_numpy() > 0
     title_list = titles.tolist() if titles is not None else [""] * len(texts)
     docs = [document(text, title) for text, title, ok in zip(texts.tolist(), title_list, present) if ok]
@@ -56,16 +88,26 @@ def tag_dataframe(
     model: Model | None = None,
     *,
     review_below: float | None = None,
+    prefix: str = "",
 ):
     """``frame`` with the prediction columns added (``area``, ``confidence``, ``runner_up``,
-    ``runner_up_confidence``, ``needs_review``), one per row, in order: the same values
-    ``tagger predict`` writes. A row without an abstract (missing or blank) gets a missing area, NaN
-    confidences and ``needs_review``; no row is dropped."""
+    ``runner_up_confidence``, ``needs_review``, each name after ``prefix``), one per row, in
+    order: the same values ``tagger predict`` writes. A row without an abstract (missing or
+    blank) gets a missing area, NaN confidences and ``needs_review``; no row is dropped. A
+    Series is tagged as a frame of one column of abstracts. A column the prediction would
+    overwrite is an error: give a ``prefix``."""
+    frame = as_frame(frame, column)
+    clash = [name for name in PREDICTION_COLUMNS if prefix + name in frame.columns]
+    if clash:
+        raise UsageError(
+            f"the dataframe has a column {prefix + clash[0]!r} already: tagging would overwrite it",
+            fix="Pass prefix= (for example prefix='predicted_'), or rename that column.",
+        )
     model = model or load_model()
     docs, present = documents(frame, column, title_column)
     table = prediction_table(model.predict_proba(docs), model, review_below)
     columns = {}
     for name in PREDICTION_COLUMNS:
-        columns[name] = np.full(len(frame), MISSING[name], dtype=DTYPES[name])
-        columns[name][present] = table[name]
+        columns[prefix + name] = np.full(len(frame), MISSING[name], dtype=DTYPES[name])
+        columns[prefix + name][present] = table[name]
     return frame.assign(**columns)

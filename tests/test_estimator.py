@@ -131,3 +131,22 @@ def test_scikit_learns_checks_pass_except_those_for_numeric_input():
         "check_set_params",
         "check_estimator_cloneable",
     } <= passed
+
+
+@pytest.mark.parametrize(
+    ("X", "y", "message"),
+    [
+        (["robots", "cells", "robots", "cells"], ["a", np.nan, "a", "b"], r"y\[1\] is missing"),
+        (["robots", "cells", "robots", "cells"], ["a", None, "a", "b"], r"y\[1\] is missing"),
+        (
+            ["robots", "cells", "robots", "cells"],
+            pd.Series(["a", pd.NA, "a", "b"], dtype="string"),
+            r"y\[1\] is missing",
+        ),
+        (["robots", None, "robots", "cells"], ["a", "b", "a", "b"], r"X\[1\] is a NoneType, not text"),
+        (["", " ", "", ""], ["a", "b", "a", "b"], r"every text of X is empty"),
+    ],
+)
+def test_missing_labels_and_texts_are_clear_value_errors(X, y, message):
+    with pytest.raises(ValueError, match=message):
+        tagger.TaggerClassifier().fit(X, y)

@@ -60,3 +60,36 @@ def test_training_from_a_dataframe_or_lists_is_training_from_the_file(tmp_path):
         assert np.allclose(model.predict_proba(texts[:5]), from_file.predict_proba(texts[:5]))
     with pytest.raises(TaggerError, match="a list of abstracts with a list of areas"):
         tagger.train(texts)
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"), [(b"Robots grasp cups.", "bytes"), (3, "int"), ({"a": 1}, "dict"), (["x"], "list")]
+)
+def test_a_cell_that_is_not_text_is_refused_not_tagged_as_its_repr(value, kind):
+    frame = pd.DataFrame({"abstract": ["Robots grasp cups.", value]}, index=["a", "b"])
+    with pytest.raises(TaggerError, match=rf"column 'abstract' holds a {kind} at row 'b', not text"):
+        tagger.tag_dataframe(frame)
+
+
+def test_numbers_in_a_numeric_column_are_not_text():
+    with pytest.raises(TaggerError, match=r"holds a float at row 0, not text"):
+        tagger.tag_dataframe(pd.DataFrame({"abstract": [1.5, 2.0]}))
+
+
+def test_a_column_the_tags_would_overwrite_is_kept():
+    frame = pd.DataFrame({"abstract": ["Robots grasp cups."], "area": ["my own label"]})
+    with pytest.raises(TaggerError, match=r"has a column 'area' already: tagging would overwrite it"):
+        tagger.tag_dataframe(frame)
+    tagged = tagger.tag_dataframe(frame, prefix="predicted_")
+    assert tagged["area"].tolist() == ["my own label"] and tagged["predicted_area"].tolist() == ["robotics"]
+
+
+def test_a_series_is_tagged_and_other_things_are_refused_clearly():
+    series = pd.Series(["Robots grasp cups.", None])
+    tagged = tagger.tag_dataframe(series)
+    assert tagged["area"].tolist()[0] == "robotics" and tagged["needs_review"].tolist()[1]
+    with pytest.raises(TaggerError, match=r"takes a pandas DataFrame \(or Series\), not a list"):
+        tagger.tag_dataframe(["Robots grasp cups."])
+    twice = pd.DataFrame([["a", "b"]], columns=["abstract", "abstract"])
+    with pytest.raises(TaggerError, match=r"has 2 columns named 'abstract'"):
+        tagger.tag_dataframe(twice)
