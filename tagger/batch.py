@@ -54,8 +54,7 @@ def tag_blocks(
 ) -> Iterator[tuple[list[Abstract], np.ndarray]]:
     """(chunk of abstracts, their calibrated probabilities), chunk after chunk, in input
     order, on ``jobs`` processes."""
-    iterator = iter(abstracts)
-    chunks = iter(lambda: list(itertools.islice(iterator, chunk_size)), [])
+    chunks = chunked(abstracts, chunk_size)
     first = list(itertools.islice(chunks, 3))
     chunks = itertools.chain(first, chunks)
     if jobs > 1 and len(first) == 3:
@@ -63,6 +62,12 @@ def tag_blocks(
     else:
         for chunk in chunks:
             yield chunk, model.predict_proba([a.document for a in chunk])
+
+
+def chunked(items: Iterable, size: int = CHUNK_SIZE) -> Iterator[list]:
+    """Lists of ``size`` consecutive items (the last one shorter), read as they are needed."""
+    iterator = iter(items)
+    return iter(lambda: list(itertools.islice(iterator, size)), [])
 
 
 def tag_abstracts(

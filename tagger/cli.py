@@ -428,9 +428,8 @@ def _explain(args: argparse.Namespace) -> int:
     else:
         for path in args.paths:
             _refuse_missing_path(path)
-        abstracts = list(corpus.read_abstracts(args.paths))
-    predictions = model.predict([a.document for a in abstracts], explain=True)
-    for abstract, prediction in zip(abstracts, predictions):
+        abstracts = corpus.read_abstracts(args.paths)
+    for abstract, prediction in _explained(abstracts, model):
         terms = prediction.top_terms[: args.terms]
         if args.format == "jsonl":
             record = {"source": abstract.source, "position": abstract.position, "id": abstract.id}
@@ -446,6 +445,14 @@ def _explain(args: argparse.Namespace) -> int:
         for term, push in terms:
             print(f"    {push:+.3f}  {term}")
     return 0
+
+
+def _explained(abstracts, model):
+    """Each abstract with its explained prediction, a chunk at a time (any input size)."""
+    from .batch import chunked
+
+    for chunk in chunked(abstracts):
+        yield from zip(chunk, model.predict([a.document for a in chunk], explain=True))
 
 
 def _store(args: argparse.Namespace):

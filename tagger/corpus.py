@@ -53,6 +53,11 @@ HEADING_MAX_WORDS = 12
 # An abstract longer than this many characters (a thousand long abstracts) is a bad record:
 # tagging it would take memory in proportion (about 25 bytes a character).
 MAX_ABSTRACT_CHARS = 5_000_000
+# No line of a record is longer (a JSON line of a longest abstract, every character escaped as
+# \uXXXX, is 30 MB): a longer one is a bad record, left out without being held in memory.
+MAX_LINE_BYTES = 32 * 2**20
+PIECE_BYTES = 2**20  # text is decoded, and a one-line JSON array read, this much at a time
+csv.field_size_limit(MAX_LINE_BYTES)  # a quoted field over many lines is bounded too (set once)
 NOT_FOR_FILES = ("idna", "punycode")  # text codecs for domain names, not for files
 FORMAT_LIST = f".{', .'.join(FORMATS)} (compressed too)"
 ENCODING_FIX = "Convert it to UTF-8, or name its encoding with --encoding (for example --encoding latin-1)."
@@ -483,38 +488,119 @@ class _Source:
         self.bad_bytes: dict[int, int] = {}  # line number -> byte offset of its first bad byte
         self.size = 0
 
-    def lines(self) -> Iterator[str]:
+    def lines(self, pieces: bool = False) -> Iterator[str]:
+        """The text's lines, cut at line feeds, line ends kept, in bounded memory: a line of
+        over :data:`MAX_LINE_BYTES` is a bad record (reported, its place kept by a blank
+        line) unless ``pieces``, when long lines come in pieces of at most :data:`PIECE_BYTES`
+        (a JSON array on one line). Bytes that are not text in the encoding are replaced, and
+        their lines remembered for :meth:`check_text`."""
         if isinstance(self.stream, io.TextIOBase):  # already text (a caller's stdin)
-            yield from self.stream
+            yield from self._bounded(iter(lambda: self.stream.readline(MAX_LINE_BYTES), ""), pieces)
             return
         codec = codecs.lookup(self.encoding).name
-        if codec.startswith(("utf-16", "utf-32")):  # lines are not byte-separable: decode whole
-            yield from self._decode_whole()
+        if pieces or codec.startswith(("utf-16", "utf-32")):  # lines not byte-separable
+            yield from self._bounded(self._decoded_chunks(), pieces)
             return
-        offset = 0
-        for number, raw in enumerate(self.stream, start=1):
-            if number == 1 and codec == "utf-8" and raw.startswith(codecs.BOM_UTF8):
+        number, offset = 0, 0
+        while raw := self.stream.readline(MAX_LINE_BYTES):
+            if number == 0 and codec == "utf-8" and raw.startswith(codecs.BOM_UTF8):
                 raw, offset = raw[3:], 3
+            number += 1
+            start = offset
+            offset += len(raw)
+            self.report.bytes_read += len(raw)
+            self.size = offset
+            if len(raw) == MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                offset += self._skip_rest_of_line()
+                self.size = offset
+                self._line_too_long(number)
+                yield "\n"
+                continue
             try:
                 text = raw.decode(self.encoding)
             except UnicodeDecodeError as error:
-                self.bad_bytes[number] = offset + error.start
+                self.bad_bytes[number] = start + error.start
                 text = raw.decode(self.encoding, errors="replace")
-            offset += len(raw)
-            self.size = offset
-            self.report.bytes_read += len(raw)
             yield text
 
-    def _decode_whole(self) -> Iterator[str]:
-        data = self.stream.read()
-        self.size = len(data)
-        self.report.bytes_read += len(data)
-        try:
-            text = data.decode(self.encoding)
-        except UnicodeDecodeError as error:
-            self.bad_bytes[1] = error.start
-            text = data.decode(self.encoding, errors="replace")
-        yield from io.StringIO(text, newline="")
+    def _skip_rest_of_line(self) -> int:
+        skipped = 0
+        while raw := self.stream.readline(MAX_LINE_BYTES):
+            skipped += len(raw)
+            self.report.bytes_read += len(raw)
+            if raw.endswith(b"\n"):
+                break
+        return skipped
+
+    def _line_too_long(self, number: int) -> None:
+        self.options.bad(
+            InputError(
+                f"a line of over {MAX_LINE_BYTES:,} bytes (no abstract is that long)",
+                where=f"{self.name}:{number}",
+                fix="Split the file into records of one abstract each, or leave it out with --skip-bad.",
+            )
+        )
+
+    def _decoded_chunks(self) -> Iterator[str]:
+        """The text decoded a chunk at a time (an incremental decoder: a character split
+        between chunks is decoded whole); the first bad byte's offset is remembered against
+        the line it is on."""
+        decoder = codecs.getincrementaldecoder(self.encoding)()
+        lines_before, offset = 1, 0
+        while True:
+            chunk = self.stream.read(PIECE_BYTES)
+            final = not chunk
+            self.report.bytes_read += len(chunk)
+            self.size += len(chunk)
+            try:
+                text = decoder.decode(chunk, final)
+            except UnicodeDecodeError as error:
+                good = codecs.getincrementaldecoder(self.encoding)(errors="replace")
+                line = lines_before + good.decode(chunk[: error.start]).count("\n")
+                self.bad_bytes.setdefault(line, offset + error.start)
+                decoder = codecs.getincrementaldecoder(self.encoding)(errors="replace")
+                text = decoder.decode(chunk, final)
+            if offset == 0 and text.startswith("\ufeff") and codecs.lookup(self.encoding).name == "utf-8":
+                text = text[1:]  # (the UTF-16 and UTF-32 decoders take their own BOM off)
+            offset += len(chunk)
+            lines_before += text.count("\n")
+            if text:
+                yield text
+            if final:
+                return
+
+    def _bounded(self, chunks: Iterable[str], pieces: bool) -> Iterator[str]:
+        """The lines of text chunks (cut at line feeds only), a line of over
+        :data:`MAX_LINE_BYTES` characters a bad record; with ``pieces``, the chunks as they
+        are (a JSON array's reader cuts them itself)."""
+        if pieces:
+            yield from chunks
+            return
+        parts: list[str] = []  # of the line being read
+        size, number = 0, 0
+        for chunk in chunks:
+            start = 0
+            while start < len(chunk):
+                end = chunk.find("\n", start)
+                part = chunk[start:] if end < 0 else chunk[start : end + 1]
+                start += len(part)
+                size += len(part)
+                if size <= MAX_LINE_BYTES:
+                    parts.append(part)
+                else:
+                    parts.clear()  # too long: nothing of it is kept
+                if end >= 0:
+                    number += 1
+                    yield self._line(parts, size, number)
+                    parts, size = [], 0
+        if size:
+            yield self._line(parts, size, number + 1)
+
+    def _line(self, parts: list[str], size: int, number: int) -> str:
+        if size > MAX_LINE_BYTES:
+            self._line_too_long(number)
+            return "\n"
+        return "".join(parts)
 
     def check_text(self, first: int, last: int, where: str) -> InputError | None:
         """An error when lines ``first`` to ``last`` held bytes that are not text."""
@@ -627,31 +713,36 @@ def _make(
     return Abstract(id_ or _id_of_normalised(text), text, source, position, line, title, area.strip(), extra)
 
 
-def _too_long(text: str, where: str) -> InputError | None:
-    if len(text) <= MAX_ABSTRACT_CHARS:
+def _too_long(size: int, where: str) -> InputError | None:
+    """The error for an abstract of ``size`` characters, if it is over the limit."""
+    if size <= MAX_ABSTRACT_CHARS:
         return None
     return InputError(
-        f"an abstract of {len(text):,} characters, over the limit of {MAX_ABSTRACT_CHARS:,}",
+        f"an abstract of {size:,} characters, over the limit of {MAX_ABSTRACT_CHARS:,}",
         where=where,
         fix="Split it (in .txt files, a blank line separates abstracts), or leave it out with --skip-bad.",
     )
 
 
-def _paragraphs(lines: Iterable[str]) -> Iterator[tuple[int, int, list[str]]]:
-    """(first line, last line, lines) of each blank-line-separated paragraph."""
+def _paragraphs(lines: Iterable[str]) -> Iterator[tuple[int, int, list[str], int]]:
+    """(first line, last line, lines, characters) of each blank-line-separated paragraph; the
+    lines of one longer than :data:`MAX_ABSTRACT_CHARS` are not kept (it is too long anyway)."""
     paragraph: list[str] = []
-    start = 0
-    number = 0
+    start = size = number = 0
     for number, line in enumerate(lines, start=1):
         if line.strip():
-            if not paragraph:
+            if not size:
                 start = number
-            paragraph.append(line)
-        elif paragraph:
-            yield start, number - 1, paragraph
-            paragraph = []
-    if paragraph:
-        yield start, number, paragraph
+            size += len(line)
+            if size <= MAX_ABSTRACT_CHARS:
+                paragraph.append(line)
+            else:
+                paragraph.clear()
+        elif size:
+            yield start, number - 1, paragraph, size
+            paragraph, size = [], 0
+    if size:
+        yield start, number, paragraph, size
 
 
 def _is_heading(lines: list[str]) -> bool:
@@ -662,9 +753,9 @@ def _is_heading(lines: list[str]) -> bool:
 def _read_txt(source: _Source) -> Iterator[Abstract]:
     report = source.report
     position = 0
-    for index, (first, last, lines) in enumerate(_paragraphs(source.lines())):
+    for index, (first, last, lines, size) in enumerate(_paragraphs(source.lines())):
         where = f"{source.name}:{first}"
-        error = source.check_text(first, last, where)
+        error = source.check_text(first, last, where) or _too_long(size, where)
         if error:
             source.options.bad(error)
             continue
@@ -676,10 +767,6 @@ def _read_txt(source: _Source) -> Iterator[Abstract]:
         text = "".join(lines)
         if not join_broken_words(text).strip():
             continue  # only soft hyphens: blank
-        error = _too_long(text, where)
-        if error:
-            source.options.bad(error)
-            continue
         position += 1
         yield _make(text, source.name, position, first)
 
@@ -739,7 +826,6 @@ def _read_tsv(source: _Source) -> Iterator[Abstract]:
 
 def _read_csv(source: _Source, delimiter: str | None = None) -> Iterator[Abstract]:
     """CSV with a header; the delimiter (unless given) is the one the header splits on."""
-    csv.field_size_limit(2**31 - 1)
     columns = source.options.columns
     lines = source.lines()
     first = next(lines, None)
@@ -808,7 +894,7 @@ def _record_problem(record: dict, where: str, fix: str) -> InputError | None:
         return None  # the caller names what is wrong with the record's shape
     if not text or text.isspace():
         return InputError("empty abstract", where=where, fix=fix)
-    return _too_long(text, where)
+    return _too_long(len(text), where)
 
 
 def _kept(fields: Iterable[tuple[str, object]], keep: tuple[str, ...]) -> dict | None:
@@ -925,18 +1011,21 @@ def _read_json(source: _Source) -> Iterator[Abstract]:
     """A JSON array of objects, read one element at a time: the file is never held whole
     (unless it is all on one line), and each character is scanned a bounded number of times."""
     decoder = json.JSONDecoder()
-    lines = source.lines()
+    pieces = source.lines(pieces=True)  # lines, and a long line in pieces
     buffer, at, at_line = "", 0, 1  # text read and not yet parsed: buffer[at:], from line at_line
-    line_number = 0  # lines read into buffer
     opened, position = False, 0
 
-    def more() -> bool:
-        nonlocal buffer, at, line_number
-        line = next(lines, None)
-        if line is None:
+    def more(at_least: int = 1) -> bool:
+        """Read on, at least ``at_least`` characters (doubling what an unfinished element
+        has, so each character is parsed a bounded number of times); False at the end."""
+        nonlocal buffer, at
+        read, size = [], 0
+        while size < at_least and (piece := next(pieces, None)) is not None:
+            read.append(piece)
+            size += len(piece)
+        if not read:
             return False
-        buffer, at = buffer[at:] + line, 0
-        line_number += 1
+        buffer, at = buffer[at:] + "".join(read), 0
         return True
 
     def advance(to: int) -> None:
@@ -952,7 +1041,7 @@ def _read_json(source: _Source) -> Iterator[Abstract]:
                 continue
             if opened:
                 source.options.bad(
-                    InputError("the JSON array is not closed", where=f"{source.name}:{line_number}")
+                    InputError("the JSON array is not closed", where=f"{source.name}:{at_line}")
                 )
             return
         char = buffer[at]
@@ -973,7 +1062,20 @@ def _read_json(source: _Source) -> Iterator[Abstract]:
         try:
             value, end = decoder.raw_decode(buffer, at)
         except json.JSONDecodeError as error:
-            if error.pos >= len(buffer.rstrip()) - 1 and more():  # the element goes on: read on
+            unparsed = len(buffer) - at
+            # The text read so far ends inside the element (a string runs on, or the error
+            # is at its end): read on, unless the element is already over the limit.
+            goes_on = error.msg.startswith("Unterminated string") or error.pos >= len(buffer.rstrip()) - 1
+            if goes_on and unparsed > MAX_LINE_BYTES:
+                source.options.bad(
+                    InputError(
+                        f"a JSON element of over {MAX_LINE_BYTES:,} characters (no abstract is that long)",
+                        where=where,
+                        fix="Leave it out of the array.",
+                    )
+                )
+                return
+            if goes_on and more(unparsed):
                 continue
             line = at_line + buffer.count("\n", at, error.pos)
             source.options.bad(

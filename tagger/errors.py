@@ -23,11 +23,15 @@ class TaggerError(Exception):
         return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
-class UsageError(TaggerError, ValueError):
-    """The command or function was called the wrong way (a ``ValueError`` too, as
-    scikit-learn and pandas code expects of bad arguments)."""
+class UsageError(TaggerError):
+    """The command or function was called the wrong way."""
 
     exit_status = 1
+
+
+class ArgumentError(UsageError, ValueError):
+    """A function of the Python API was given a bad argument: a ``ValueError`` too, as
+    scikit-learn and pandas code expects."""
 
 
 class InputError(TaggerError):

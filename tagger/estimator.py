@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .corpus import document
-from .errors import UsageError
+from .errors import ArgumentError
 from .labels import labelled_set
 from .settings import TrainingSettings
 
@@ -49,19 +49,19 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
         texts = _texts(X)
         given = np.asarray(y, dtype=object)  # as given: numpy would make NaN among strings 'nan'
         if given.ndim != 1 or len(given) != len(texts):
-            raise UsageError(
+            raise ArgumentError(
                 f"y has shape {given.shape}, expected ({len(texts)},)", fix="Give one label per text."
             )
         missing = next((i for i, label in enumerate(given) if _is_missing(label)), None)
         if missing is not None:
-            raise UsageError(f"y[{missing}] is missing, not a label", fix="Give every text a label.")
+            raise ArgumentError(f"y[{missing}] is missing, not a label", fix="Give every text a label.")
         if not any(text.strip() for text in texts):
-            raise UsageError("every text of X is empty", fix="Pass the texts to learn from.")
+            raise ArgumentError("every text of X is empty", fix="Pass the texts to learn from.")
         y = np.asarray(y)
         self.classes_ = np.unique(y)
         slugs = [str(c) for c in self.classes_]
         if len(set(slugs)) != len(slugs):
-            raise UsageError("two labels read the same as text", fix="Use labels that differ as strings.")
+            raise ArgumentError("two labels read the same as text", fix="Use labels that differ as strings.")
         settings = TrainingSettings(**self.get_params())
         training_set = labelled_set(texts, [str(v) for v in y], "TaggerClassifier.fit", order=slugs)
         self.model_ = train(training_set, settings)
@@ -86,22 +86,24 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
 def _texts(X) -> list[str]:
     """The documents of ``X``: a sequence of strings, or a table of one column of them."""
     if isinstance(X, str) or X is None:
-        raise UsageError(f"X is {type(X).__name__}, not a sequence of texts", fix="Pass a list of strings.")
+        raise ArgumentError(
+            f"X is {type(X).__name__}, not a sequence of texts", fix="Pass a list of strings."
+        )
     if hasattr(X, "columns"):  # a dataframe: its one column
         if len(X.columns) != 1:
-            raise UsageError(f"X has {len(X.columns)} columns", fix="Pass one column of texts.")
+            raise ArgumentError(f"X has {len(X.columns)} columns", fix="Pass one column of texts.")
         X = X.iloc[:, 0]
     values = np.asarray(X, dtype=object)
     if values.ndim == 2 and values.shape[1] == 1:
         values = values[:, 0]
     if values.ndim != 1:
-        raise UsageError(
+        raise ArgumentError(
             f"X has shape {values.shape}, not a sequence of texts", fix="Pass a list of strings."
         )
     bad = next((i for i, v in enumerate(values) if not isinstance(v, str)), None)
     if bad is not None:
         kind = type(values[bad]).__name__
-        raise UsageError(f"X[{bad}] is a {kind}, not text", fix="Pass a list of strings.")
+        raise ArgumentError(f"X[{bad}] is a {kind}, not text", fix="Pass a list of strings.")
     return [document(text) for text in values]
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .corpus import document
-from .errors import UsageError
+from .errors import ArgumentError
 from .model import Model, load_model
 from .output import prediction_table
 from .prediction import COLUMNS as PREDICTION_COLUMNS
@@ -37,7 +37,7 @@ def as_frame(frame, column: str = "abstract"):
     if isinstance(frame, pd.Series):
         return frame.to_frame(name=column)
     if not isinstance(frame, pd.DataFrame):
-        raise UsageError(
+        raise ArgumentError(
             f"tag_dataframe takes a pandas DataFrame (or Series), not a {type(frame).__name__}",
             fix="For a list of texts, use tagger.predict(texts).",
         )
@@ -49,19 +49,19 @@ def _text_column(frame, name: str):
     import pandas as pd
 
     if name not in frame.columns:
-        raise UsageError(
+        raise ArgumentError(
             f"the dataframe has no column {name!r} (columns: {', '.join(map(repr, frame.columns))})",
             fix="Name the column with column= (and title_column=).",
         )
     values = frame[name]
     if isinstance(values, pd.DataFrame):
-        raise UsageError(
+        raise ArgumentError(
             f"the dataframe has {values.shape[1]} columns named {name!r}", fix="Rename all but one."
         )
     if not (pd.api.types.is_string_dtype(values.dtype) and values.dtype != object):
         for index, value in values.items():
             if not isinstance(value, str) and not (pd.api.types.is_scalar(value) and pd.isna(value)):
-                raise UsageError(
+                raise ArgumentError(
                     f"column {name!r} holds a {type(value).__name__} at row {index!r}, not text",
                     fix="Give abstracts (and titles) as strings; a missing one as None.",
                 )
@@ -99,7 +99,7 @@ def tag_dataframe(
     frame = as_frame(frame, column)
     clash = [name for name in PREDICTION_COLUMNS if prefix + name in frame.columns]
     if clash:
-        raise UsageError(
+        raise ArgumentError(
             f"the dataframe has a column {prefix + clash[0]!r} already: tagging would overwrite it",
             fix="Pass prefix= (for example prefix='predicted_'), or rename that column.",
         )

@@ -100,7 +100,6 @@ def suggest(
     typicality = matrix @ centroid
     typicality = typicality / typicality.max() if typicality.max() > 0 else np.ones(len(candidates))
     score = (1 - np.array([s.margin for s in candidates])) * typicality**density
-    similarity = (matrix @ matrix.T).toarray()  # cosine: the rows are l2-normed
     areas = [s.prediction.area for s in candidates]
     per_area_share = max(n / len(model.areas), 1.0)
     chosen: list[int] = []
@@ -117,7 +116,8 @@ def suggest(
             continue
         chosen.append(best)
         taken[area_index[best]] += 1
-        nearest = np.maximum(nearest, similarity[best])
+        similarity = (matrix @ matrix[best].T).toarray().ravel()  # cosine: the rows are l2-normed
+        nearest = np.maximum(nearest, similarity)
     return [candidates[i] for i in chosen]
 
 

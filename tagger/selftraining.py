@@ -26,6 +26,9 @@ ROUNDS = 3
 SHARE = 0.5  # of each predicted area's abstracts, the most confident this share is kept
 STOP_CHANGE = 0.01
 PILE_MAX = 20_000  # a larger pile is sampled down to this many abstracts (evenly, in order)
+# A pile text is learnt from by its first this many characters (an abstract is a few thousand;
+# a whole book in the pile would otherwise bring a vocabulary of its own into every fit).
+TEXT_MAX = 20_000
 METHOD = (
     f"self-training: the most confident {SHARE:.0%} of each predicted area, up to {ROUNDS} rounds "
     f"(stopping when under {STOP_CHANGE:.0%} of pseudo-labels change)"
@@ -53,6 +56,7 @@ def self_train(
     used = texts
     if len(texts) > PILE_MAX:
         used = [texts[i] for i in np.linspace(0, len(texts) - 1, PILE_MAX, dtype=int)]
+    used = [text[:TEXT_MAX] for text in used]
     current = training_set
     previous: dict[str, str] = {}
     rounds = 0

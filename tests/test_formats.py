@@ -239,3 +239,79 @@ def test_a_compressed_file_cut_short_is_damaged_never_read_as_complete(tmp_path_
     cut.write_bytes(whole[: max(1, int(len(whole) * share))])
     with pytest.raises(InputError, match=r"cut.jsonl.*: damaged .* data"):
         read(cut)
+
+
+# -- memory bounded by design: no line, paragraph or JSON element is held past the limits -----
+
+
+@pytest.mark.parametrize("compression", ["", ".gz", ".xz", ".zst"])
+def test_a_line_over_the_limit_is_refused_without_being_held(monkeypatch, capsys, tmp_path, compression):
+    monkeypatch.setattr("tagger.corpus.MAX_LINE_BYTES", 1000)
+    body = "title,abstract\nA,Robots grasp cups.\nB," + "word " * 5000 + "\nC,Bandits have regret.\n"
+    path = tmp_path / f"papers.csv{compression}"
+    path.write_bytes(PACK[compression](body.encode()) if compression else body.encode())
+    status, _, err = run(capsys, "predict", path)
+    assert status == 2 and f"{path}:3: a line of over 1,000 bytes" in err
+    status, out, err = run(capsys, "predict", path, "--skip-bad")
+    assert status == 3 and len(out.splitlines()) == 3  # the header and the two other rows
+    assert [line.split(",")[1] for line in out.splitlines()[1:]] == ["1", "2"]
+
+
+def test_a_long_first_line_of_text_is_no_heading(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr("tagger.corpus.MAX_LINE_BYTES", 1000)
+    (tmp_path / "a.txt").write_text("x" * 5000 + "\n\nRobots grasp cups.\n")
+    status, _, err = run(capsys, "predict", tmp_path / "a.txt")
+    assert status == 2 and "a.txt:1: a line of over 1,000 bytes" in err
+
+
+def test_a_paragraph_of_many_lines_over_the_abstract_limit_is_refused(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr("tagger.corpus.MAX_ABSTRACT_CHARS", 2000)
+    (tmp_path / "a.txt").write_text("Robots grasp cups.\n\n" + "a few words on a line\n" * 500)
+    status, _, err = run(capsys, "predict", tmp_path / "a.txt")
+    assert status == 2 and "a.txt:3: an abstract of 11,000 characters, over the limit of 2,000" in err
+
+
+json_records = st.lists(
+    st.fixed_dictionaries({"abstract": text, "title": text, "n": st.integers()}), min_size=1, max_size=8
+)
+
+
+@given(
+    json_records,
+    st.sampled_from([None, 0, 1, 3]),
+    st.integers(1, 64),
+    st.sampled_from(["utf-8", "utf-16", "utf-32"]),
+)
+@settings(max_examples=60)
+def test_a_json_array_reads_the_same_in_pieces_of_any_size(tmp_path_factory, items, indent, piece, encoding):
+    folder = tmp_path_factory.mktemp("pieces")
+    path = folder / "a.json"
+    path.write_bytes(json.dumps(items, indent=indent, ensure_ascii=False).encode(encoding))
+    whole = read(path, encoding=encoding)
+    import tagger.corpus
+
+    original = tagger.corpus.PIECE_BYTES
+    tagger.corpus.PIECE_BYTES = piece
+    try:
+        assert read(path, encoding=encoding) == whole
+    finally:
+        tagger.corpus.PIECE_BYTES = original
+    assert [text for _, text, _ in whole] == [" ".join(r["abstract"].split()) for r in items]
+
+
+@given(records, st.integers(1, 64), st.sampled_from(["utf-16", "utf-32", "utf-16-le"]))
+@settings(max_examples=40)
+def test_wide_encodings_are_decoded_a_piece_at_a_time(tmp_path_factory, items, piece, encoding):
+    folder = tmp_path_factory.mktemp("wide")
+    path = folder / "a.jsonl"
+    path.write_bytes("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in items).encode(encoding))
+    import tagger.corpus
+
+    original = tagger.corpus.PIECE_BYTES
+    tagger.corpus.PIECE_BYTES = piece
+    try:
+        assert [text for _, text, _ in read(path, encoding=encoding)] == [
+            " ".join(r["abstract"].split()) for r in items
+        ]
+    finally:
+        tagger.corpus.PIECE_BYTES = original
