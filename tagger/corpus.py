@@ -853,6 +853,7 @@ def _read_csv(source: _Source, delimiter: str | None = None) -> Iterator[Abstrac
         source.options.bad(problem)
         return
     index = {role: index_of[name] for role, name in fields.items()}
+    keeper = _keeper(header, columns.keep)
     position = 0
     while True:
         start = reader.line_num + 1
@@ -884,7 +885,7 @@ def _read_csv(source: _Source, delimiter: str | None = None) -> Iterator[Abstrac
             source.options.bad(problem)
             continue
         position += 1
-        yield _from_record(record, source.name, position, start, zip(header, row), columns.keep)
+        yield _from_record(record, source.name, position, start, extra=keeper(row))
 
 
 def _record_problem(record: dict, where: str, fix: str) -> InputError | None:
@@ -908,6 +909,20 @@ def _kept(fields: Iterable[tuple[str, object]], keep: tuple[str, ...]) -> dict |
     return {name: by_lower.get(name.lower()) for name in keep}
 
 
+def _keeper(header: list[str], keep: tuple[str, ...]):
+    """A function from a CSV row (cells in ``header``'s order) to its kept columns (see
+    :func:`_kept`), with the columns looked up once for the file, not in every row."""
+    if not keep:
+        return lambda row: None
+    if keep == KEEP_ALL:
+        return lambda row: dict(zip(header, row))
+    at: dict[str, int] = {}
+    for i, name in enumerate(header):
+        at.setdefault(name.lower(), i)
+    where = [(name, at.get(name.lower())) for name in keep]
+    return lambda row: {name: None if i is None else row[i] for name, i in where}
+
+
 def _from_record(
     record: dict,
     source: str,
@@ -915,9 +930,12 @@ def _from_record(
     line: int,
     fields: Iterable[tuple[str, object]] = (),
     keep: tuple[str, ...] = (),
+    *,
+    extra: dict | None = None,
 ) -> Abstract:
     """An abstract from a record's roles (role -> value; an id may be any JSON scalar), with
-    the columns ``keep`` names of all its ``fields`` (name, value pairs) in ``extra``."""
+    the columns ``keep`` names of all its ``fields`` (name, value pairs) in ``extra`` (or
+    ``extra`` as given)."""
     identifier, title, area = record.get("id"), record.get("title"), record.get("area")
     return _make(
         record["abstract"],
@@ -927,7 +945,7 @@ def _from_record(
         id_="" if identifier is None else str(identifier).strip(),
         title=title if isinstance(title, str) else "",
         area=area if isinstance(area, str) else "",
-        extra=_kept(fields, keep),
+        extra=_kept(fields, keep) if extra is None else extra,
     )
 
 

@@ -17,16 +17,17 @@ from typing import Any
 
 import numpy as np
 
-from .batch import tag_abstracts
+from .batch import chunked, tag_abstracts, tag_blocks
 from .corpus import Abstract, abstract_id
 from .labels import Area
 from .model import Model
-from .prediction import Prediction
+from .prediction import Prediction, predictions
 
 NEAR_DUPLICATE = 0.8  # cosine similarity of TF-IDF vectors
 GUESSES = 3
 POOL_PER_SUGGESTION = 50  # the unsure abstracts considered, per suggestion asked for
 POOL_MIN = 1000  # and at least this many, so that a longer queue starts like a shorter one
+POOL_MAX = 20_000  # and at most this many (memory: a long queue of a large pile stays bounded)
 DENSITY = 1.0  # see suggest(); chosen with tests/benchmarks/bench_loop.py
 DIVERSITY = 0.5
 BALANCE = 1.0
@@ -69,44 +70,50 @@ def suggest(
     diversity: float = DIVERSITY,
     balance: float = BALANCE,
 ) -> list[Suggestion]:
-    """The ``n`` abstracts (not in ``exclude``, by id) whose labels would teach the model
-    most, best first.
+    """The ``n`` abstracts (not in ``exclude``, by the digest of their text) whose labels
+    would teach the model most, best first.
 
-    The unsure abstracts (smallest margins, :data:`POOL_PER_SUGGESTION` per suggestion and at
-    least :data:`POOL_MIN`) are the candidates; each scores ``(1 - margin) * typicality ** density``,
-    where typicality is its TF-IDF cosine with the candidates' centroid (scaled to at most 1).
+    The unsure abstracts (smallest margins, :data:`POOL_PER_SUGGESTION` per suggestion, at
+    least :data:`POOL_MIN` and at most :data:`POOL_MAX`) are the candidates; each scores
+    ``(1 - margin) * typicality ** density``, where typicality is its TF-IDF cosine with the
+    candidates' centroid (scaled to at most 1).
     Suggestions are then chosen greedily: a candidate's score is cut by ``diversity`` times
     its largest cosine with those already chosen, and divided by ``1 + balance * m * k / n``
     when ``m`` of those chosen share its predicted area (k areas), so that rare areas are not
     starved. Near-duplicates (cosine above :data:`NEAR_DUPLICATE`) of a chosen abstract are
     dropped. ``density=0, diversity=0, balance=0`` is plain margin sampling."""
     excluded = set(exclude)
-    pool_size = max(POOL_PER_SUGGESTION * n, POOL_MIN)
-    abstracts = _once_each(abstracts, excluded)
-    pool: list[tuple[float, int, Suggestion]] = []  # max-heap on margin via negation
+    pool_size = min(max(POOL_PER_SUGGESTION * n, POOL_MIN), POOL_MAX)
+    # A max-heap on margin (negated) of the candidates, each as (abstract, probabilities):
+    # their Predictions are made for the suggestions chosen only.
+    pool: list[tuple[float, int, Abstract, np.ndarray]] = []
     counter = itertools.count()
-    for abstract, prediction in tag_abstracts(abstracts, model):
-        item = Suggestion(abstract, prediction)
-        entry = (-item.margin, next(counter), item)
-        if len(pool) < pool_size:
-            heapq.heappush(pool, entry)
-        elif entry > pool[0]:
-            heapq.heapreplace(pool, entry)
-    candidates = [item for _, _, item in sorted(pool, key=lambda e: (-e[0], e[1]))]
-    if not candidates:
+    for chunk, probabilities in tag_blocks(_once_each(abstracts, excluded), model):
+        top_two = np.sort(probabilities, axis=1)[:, -2:]
+        for abstract, margin, row in zip(chunk, (top_two[:, 1] - top_two[:, 0]).tolist(), probabilities):
+            entry = (-margin, next(counter), abstract, row)
+            if len(pool) < pool_size:
+                heapq.heappush(pool, entry)
+            elif entry[:2] > pool[0][:2]:
+                heapq.heapreplace(pool, entry)
+    if not pool:
         return []
-    matrix = model.tfidf([s.abstract.document for s in candidates])
+    pool.sort(key=lambda e: (-e[0], e[1]))
+    candidates = [abstract for _, _, abstract, _ in pool]
+    probabilities = np.array([row for _, _, _, row in pool])
+    margins = np.array([-negated for negated, _, _, _ in pool])
+    del pool
+    matrix = _tfidf_rows(candidates, model)
     centroid = np.asarray(matrix.mean(axis=0)).ravel()
     typicality = matrix @ centroid
     typicality = typicality / typicality.max() if typicality.max() > 0 else np.ones(len(candidates))
-    score = (1 - np.array([s.margin for s in candidates])) * typicality**density
-    areas = [s.prediction.area for s in candidates]
+    score = (1 - margins) * typicality**density
     per_area_share = max(n / len(model.areas), 1.0)
     chosen: list[int] = []
     nearest = np.zeros(len(candidates))  # largest cosine with a chosen abstract
     open_ = np.ones(len(candidates), dtype=bool)
-    area_index = np.unique(areas, return_inverse=True)[1]
-    taken = np.zeros(area_index.max() + 1)  # chosen so far, per predicted area
+    area_index = probabilities.argmax(axis=1)  # the predicted area (of equal ones, the first)
+    taken = np.zeros(len(model.areas))  # chosen so far, per predicted area
     while len(chosen) < n and open_.any():
         crowding = 1 + balance * taken[area_index] / per_area_share
         value = np.where(open_, score * (1 - diversity * nearest) / crowding, -np.inf)
@@ -118,7 +125,24 @@ def suggest(
         taken[area_index[best]] += 1
         similarity = (matrix @ matrix[best].T).toarray().ravel()  # cosine: the rows are l2-normed
         nearest = np.maximum(nearest, similarity)
-    return [candidates[i] for i in chosen]
+    made = predictions(probabilities[chosen], model.areas, model.threshold())
+    return [Suggestion(candidates[i], prediction) for i, prediction in zip(chosen, made)]
+
+
+def _tfidf_rows(abstracts: list[Abstract], model: Model):
+    """The TF-IDF rows of ``abstracts`` (CSR, float32: cosines to a few digits are plenty),
+    made a chunk at a time so that the peak stays near the matrix's own size."""
+    from scipy.sparse import csr_matrix
+
+    data, indices, lengths = [], [], [np.zeros(1, dtype=np.int64)]
+    for chunk in chunked(abstracts):
+        rows = model.tfidf([abstract.document for abstract in chunk])
+        data.append(rows.data.astype(np.float32))
+        indices.append(rows.indices.astype(np.int32))
+        lengths.append(np.diff(rows.indptr))
+    indptr = np.cumsum(np.concatenate(lengths))
+    shape = (len(abstracts), rows.shape[1])
+    return csr_matrix((np.concatenate(data), np.concatenate(indices), indptr), shape)
 
 
 def relabel_queue(

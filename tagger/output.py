@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import errno
+import itertools
 import json
 import os
 import sys
@@ -101,6 +102,37 @@ class ChunkRows:
         """Whether the rows hold :data:`COLUMNS` only."""
         return self.tags is None and self.kept is None
 
+    def kept_names(self) -> list[str]:
+        """The output names of the kept columns, in the order the rows first hold them."""
+        names = dict.fromkeys(itertools.chain.from_iterable(self.kept or ()))
+        return [_kept_name(name) for name in names]
+
+    def cells(self, columns: tuple[str, ...]) -> Iterator[list]:
+        """Each row as the CSV cells of ``columns`` (:data:`COLUMNS`, then ``tags`` and kept
+        columns), without a dict per row: a row may keep thousands of columns."""
+        extra = columns[len(COLUMNS) :]
+        kept = [_input_name(name) for name in extra if name != "tags"]
+        tags = self.tags if "tags" in extra else None
+        for i, own in enumerate(zip(*self.table.values())):
+            row = list(own)
+            if tags is not None:
+                row.append(_cell("tags", [{"area": a, "confidence": round(p, DIGITS)} for a, p in tags[i]]))
+            if kept:
+                held = self.kept[i] if self.kept else {}
+                # (a row keeping every column in this order: its values as they are)
+                values = list(held.values()) if list(held) == kept else list(map(held.get, kept))
+                if not _PLAIN_CELLS.issuperset(map(type, values)):
+                    values = [_cell("", value) for value in values]
+                row += values
+            yield row
+
+    def names_outside(self, columns: set[str]) -> set[str]:
+        """The output names of kept columns that ``columns`` does not hold."""
+        if not self.kept:
+            return set()
+        inputs = set().union(*(row.keys() for row in self.kept))
+        return {name for name in map(_kept_name, inputs) if name not in columns}
+
 
 def rows(
     chunk: list[Abstract],
@@ -116,6 +148,14 @@ def rows(
 def _kept_name(name: str) -> str:
     """The output name of a kept input column: never one of tagger's own."""
     return f"input_{name}" if name in RESERVED else name
+
+
+def _input_name(name: str) -> str:
+    """The input column an output column keeps (the inverse of :func:`_kept_name`)."""
+    return name[len("input_") :] if name.startswith("input_") and name[len("input_") :] in RESERVED else name
+
+
+_PLAIN_CELLS = {str, int, float, bool, type(None)}  # written to CSV as they are
 
 
 def format_for(path: str | Path | None, given: str | None) -> str:
@@ -141,11 +181,14 @@ class RowWriter:
         self.unwritten: set[str] = set()  # kept columns that came after the columns were fixed
         self._csv = csv.writer(stream, lineterminator="\n") if output_format == "csv" else None
         self._parquet = None
+        self._written: set[str] | None = None  # the columns, as a set
         if output_format == "csv" and layout.keep != KEEP_ALL:
             self._fix_columns([])
 
-    def _fix_columns(self, first: list[dict]) -> None:
-        if self.layout.keep == KEEP_ALL:
+    def _fix_columns(self, first: list[dict] | ChunkRows) -> None:
+        if self.layout.keep == KEEP_ALL and isinstance(first, ChunkRows):
+            kept = first.kept_names()
+        elif self.layout.keep == KEEP_ALL:
             kept = [name for row in first for name in row if name not in RESERVED]
         else:
             kept = [_kept_name(name) for name in self.layout.keep]
@@ -158,6 +201,13 @@ class RowWriter:
         if isinstance(rows, ChunkRows) and rows.plain and self.output_format == "csv":
             self._csv.writerows(zip(*rows.table.values()))  # the columns in order, no dict per row
             return
+        if isinstance(rows, ChunkRows) and self.output_format == "csv":
+            if self.columns is None:
+                self._fix_columns(rows)
+            self._written = self._written or set(self.columns)
+            self.unwritten.update(rows.names_outside(self._written))
+            self._csv.writerows(rows.cells(self.columns))
+            return
         rows = list(rows)
         if self.columns is None:
             self._fix_columns(rows)
@@ -165,7 +215,9 @@ class RowWriter:
             for row in rows:
                 self.stream.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
             return
-        self.unwritten.update(name for row in rows for name in row if name not in self.columns)
+        written = self._written or set(self.columns)  # (a set: rows may hold thousands of columns)
+        self._written = written
+        self.unwritten.update(name for row in rows for name in row if name not in written)
         if self.output_format == "csv":
             self._csv.writerows([[_cell(name, row.get(name)) for name in self.columns] for row in rows])
         else:

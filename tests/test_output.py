@@ -11,7 +11,7 @@ import threading
 
 import pytest
 from conftest import SEEDS, run
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tagger
@@ -220,3 +220,38 @@ def test_kept_columns_of_any_values_reach_parquet_whole(capsys, tmp_path):
     assert [row["doi"] for row in pq.read_table(tmp_path / "doi.parquet").to_pylist()] == [
         str(r["doi"]) for r in records
     ]
+
+
+kept_values = st.one_of(
+    st.none(),
+    st.text(max_size=8),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.booleans(),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
+
+
+@given(
+    st.lists(
+        st.dictionaries(st.sampled_from(["doi", "area", "x", "Y", "tags"]), kept_values),
+        min_size=1,
+        max_size=6,
+    ),
+    st.sampled_from([("*",), ("doi", "area"), ("y",)]),
+    st.booleans(),
+)
+@settings(max_examples=80)
+def test_csv_cells_by_column_equal_the_rows_written_one_dict_at_a_time(shipped, kept, keep, tags):
+    from tagger.corpus import Abstract
+    from tagger.output import ChunkRows, Layout, RowWriter
+
+    chunk = [Abstract(str(i), "Robots grasp cups.", "a.jsonl", i, i, extra=row) for i, row in enumerate(kept)]
+    layout = Layout(top_k=2 if tags else None, keep=keep)
+    rows = ChunkRows(chunk, shipped.predict_proba([a.text for a in chunk]), shipped, None, layout)
+    by_column, by_dict = io.StringIO(), io.StringIO()
+    fast, slow = RowWriter(by_column, "csv", layout), RowWriter(by_dict, "csv", layout)
+    fast.write_rows(rows)
+    slow.write_rows(list(rows))
+    assert by_column.getvalue() == by_dict.getvalue() and fast.unwritten == slow.unwritten
