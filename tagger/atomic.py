@@ -28,7 +28,10 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
     temporary = path.parent / f"{_temporary_prefix(path)}{os.getpid()}"
     with contextlib.suppress(FileNotFoundError):
         temporary.unlink()  # ours, from an earlier write that was cut short
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _permissions(path))
+    try:
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _permissions(path))
+    except OSError as error:
+        raise _naming(error, path, temporary) from None
     try:
         with open(
             descriptor,
@@ -40,10 +43,20 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(FileNotFoundError):
             temporary.unlink()
+        if isinstance(error, OSError):
+            raise _naming(error, path, temporary) from None
         raise
+
+
+def _naming(error: OSError, path: Path, temporary: Path) -> OSError:
+    """``error`` naming ``path`` where it names the hidden temporary file or no file at all
+    (a full disk), so that the user reads the name of the file they asked for."""
+    if error.filename not in (None, str(temporary), temporary):
+        return error
+    return OSError(error.errno, error.strerror or str(error), str(path))  # (its subclass, by errno)
 
 
 def _remove_stale_temporaries(path: Path) -> None:

@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sys
+import threading
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -328,9 +329,11 @@ def _predict(args: argparse.Namespace) -> int:
             update()
         writer.close()
     if writer.unwritten:
+        names = sorted(writer.unwritten)
+        listed = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
         report.notes.append(
-            f"input column(s) {', '.join(sorted(writer.unwritten))} first seen after the output's "
-            "columns were fixed: not written (name them with --keep, or write JSON lines)"
+            f"{len(names):,} input column(s) first seen after the output's columns were fixed "
+            f"({listed}): not written (name them with --keep, or write JSON lines)"
         )
     headings = f" ({len(report.headings)} heading(s) skipped)" if report.headings else ""
     per_area = ", ".join(f"{area} {n}" for area, n in areas.most_common())
@@ -353,6 +356,9 @@ def _signals_between_chunks():
 
     received: list[int] = []
     stops = [signal.SIGINT, signal.SIGTERM]
+    if threading.current_thread() is not threading.main_thread():  # signals reach the main one only
+        yield lambda: None
+        return
 
     def check() -> None:
         if signal.SIGINT in received:
@@ -554,6 +560,7 @@ def _train(args: argparse.Namespace) -> int:
     from .model import Model
     from .training import REUSED, train
 
+    _refuse_unwritable(args.model)
     training_set = _training_set(args)
     try:
         previous = Model.load(args.model)
@@ -577,6 +584,11 @@ def _train(args: argparse.Namespace) -> int:
             "--search chooses anew",
             file=sys.stderr,
         )
+    if args.unlabelled and model.card.unlabelled is None:
+        print(
+            "note: no unlabelled abstract in --unlabelled (every one is labelled): no self-training",
+            file=sys.stderr,
+        )
     if model.card.unlabelled is not None:
         pile_record = model.card.unlabelled
         print(
@@ -597,6 +609,20 @@ def _train(args: argparse.Namespace) -> int:
     if previous is not None:
         print(format_comparison(comparison), file=sys.stderr)
     return 0
+
+
+def _refuse_unwritable(folder: str) -> None:
+    """Refuse a model folder that cannot be written, before the work of training."""
+    from .errors import OutputError
+
+    path = Path(folder)
+    existing = path if path.exists() else next((p for p in path.parents if p.exists()), Path("."))
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise OutputError(
+            f"cannot write {'there' if existing == path else f'in {existing}'} (no permission, or read-only)",
+            where=folder,
+            fix="Choose another --model, or check the folder's permissions.",
+        )
 
 
 def _evaluate(args: argparse.Namespace) -> int:

@@ -32,6 +32,7 @@ import itertools
 import json
 import lzma
 import os
+import re
 import stat
 import sys
 import zlib
@@ -316,6 +317,15 @@ class _Options:
         _bad(error, self.skip_bad, self.report)
 
 
+def display_name(path: str | Path) -> str:
+    """A path as text that can be written anywhere: bytes of a file name that are not UTF-8
+    escaped as ``\\xe9`` (``os.fsdecode`` keeps them as surrogates, which UTF-8 cannot hold)."""
+    name = str(path)
+    if name.isascii():
+        return name
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
 def _read_files(files: list[Path], options: _Options, stdin: IO | None) -> Iterator[Abstract]:
     for path in files:
         if str(path) == STDIN:
@@ -345,7 +355,7 @@ def _read_files(files: list[Path], options: _Options, stdin: IO | None) -> Itera
             continue
         with stream:
             try:
-                yield from _read_file(_Source(str(path), stream, options), fmt)
+                yield from _read_file(_Source(display_name(path), stream, options), fmt)
             except (
                 OSError,
                 EOFError,
@@ -991,9 +1001,30 @@ def _shape_fix(columns: Columns) -> str:
     return f'Write each record as {{"{columns.abstract}": "..."}}.'
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _surrogate_problem(text: str, value, where: str) -> InputError | None:
+    """The problem with a JSON value whose text escapes a lone surrogate (half of a
+    character: it cannot be written as UTF-8, or tagged). Pairs that make a character are
+    fine; only text with such an escape is looked at."""
+    if not _SURROGATE_ESCAPE.search(text):
+        return None
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as error:
+        half = error.object[error.start]
+        return InputError(
+            f"holds a lone surrogate (\\u{ord(half):04x}, half of a character), which is not text",
+            where=where,
+            fix="Fix the escape (a character past U+FFFF is a pair: \\ud83d\\ude00), or remove it.",
+        )
+    return None
+
+
 def _json_error(error: Exception) -> str:
-    if isinstance(error, json.JSONDecodeError):
-        return error.msg
+    if isinstance(error, json.JSONDecodeError):  # "... starting at" goes on with the column
+        return f"{error.msg} column {error.colno}" if error.msg.endswith(" at") else error.msg
     if isinstance(error, RecursionError):
         return "nested too deeply"
     return str(error).split(";")[0]  # e.g. a number past Python's digit limit
@@ -1018,6 +1049,7 @@ def _read_jsonl(source: _Source) -> Iterator[Abstract]:
                 )
             else:
                 record, problem = _object_problem(value, where, source.options.columns)
+                problem = problem or _surrogate_problem(line, value, where)
         if problem:
             source.options.bad(problem)
             continue
@@ -1105,12 +1137,13 @@ def _read_json(source: _Source) -> Iterator[Abstract]:
         except (ValueError, RecursionError) as error:
             source.options.bad(InputError(f"not valid JSON ({_json_error(error)})", where=where))
             return
-        start = at_line
+        start, text = at_line, buffer[at:end]
         advance(end)
         problem = source.check_text(start, at_line, where)
         record: dict = {}
         if problem is None:
             record, problem = _object_problem(value, where, source.options.columns)
+            problem = problem or _surrogate_problem(text, value, where)
         if problem:
             source.options.bad(problem)
             continue
@@ -1140,8 +1173,15 @@ def _read_parquet(path: Path, options: _Options) -> Iterator[Abstract]:
         )
         return
     report.files += 1
+    name = display_name(path)
     names = table.schema_arrow.names
     fields = field_names(names, options.columns)
+    twice = next((n for n in fields.values() if names.count(n) > 1), None)
+    if twice is not None:
+        options.bad(
+            InputError(f"{names.count(twice)} columns named {twice!r}", where=name, fix="Rename all but one.")
+        )
+        return
     if "abstract" not in fields:
         options.bad(
             InputError(
@@ -1162,13 +1202,13 @@ def _read_parquet(path: Path, options: _Options) -> Iterator[Abstract]:
         else [n for n in names if n.lower() in {k.lower() for k in keep}]
     )
     read = list(dict.fromkeys([*fields.values(), *kept_names]))
-    for batch in table.iter_batches(columns=read):
+    for batch in _batches(table, read, name, options):
         report.bytes_read += batch.nbytes
         values_of = {name: batch.column(name).to_pylist() for name in read}
         for i in range(batch.num_rows):
             row_number += 1
             record = {role: values_of[name][i] for role, name in fields.items()}
-            where = f"{path}:row {row_number}"
+            where = f"{name}:row {row_number}"
             problem = None
             if not isinstance(record["abstract"], str):
                 problem = InputError(
@@ -1182,5 +1222,24 @@ def _read_parquet(path: Path, options: _Options) -> Iterator[Abstract]:
             found += 1
             report.read += 1
             kept = ((name, values_of[name][i]) for name in kept_names)
-            yield _from_record(record, str(path), position, row_number, kept, keep)
-    _note_if_empty(str(path), found, report, len(report.headings), skipped, empty=row_number == 0)
+            yield _from_record(record, name, position, row_number, kept, keep)
+    _note_if_empty(name, found, report, len(report.headings), skipped, empty=row_number == 0)
+
+
+def _batches(table, columns: list[str], name: str, options: _Options):
+    """The record batches of a Parquet file; damaged data ends the file as one bad record
+    (its message's first line, printable)."""
+    import pyarrow
+
+    batches = table.iter_batches(columns=columns)
+    while True:
+        try:
+            batch = next(batches, None)
+        except (OSError, ValueError, pyarrow.ArrowException) as error:
+            first = str(error).strip().split("\n")[0]
+            reason = "".join(c if c.isprintable() else " " for c in first)[:200]
+            options.bad(InputError(f"damaged Parquet data ({reason})", where=name, fix="Leave it out."))
+            return
+        if batch is None:
+            return
+        yield batch

@@ -284,7 +284,7 @@ def _cell(name: str, value):
     if name == "tags":
         return ";".join(f"{tag['area']}:{tag['confidence']}" for tag in value or [])
     if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False)
+        return json.dumps(value, ensure_ascii=False, default=str)  # (bytes in them as their repr)
     return "" if value is None else value
 
 
@@ -370,14 +370,18 @@ def _checked_target(path: Path, inputs: Iterable[str | Path]) -> Path:
             where=shown,
             fix="Create it, or choose another --output.",
         )
-    if target.is_file():
-        for given in inputs:
-            given = Path(given)
-            inside = given.is_dir() and target.is_relative_to(os.path.realpath(given)) and format_of(target)
-            if inside or (given.is_file() and os.path.samefile(given, target)):
-                raise OutputError(
-                    f"is an input ({given}): writing the tags there would replace the abstracts",
-                    where=shown,
-                    fix="Choose another --output.",
-                )
+    for given in map(Path, inputs):
+        inside = given.is_dir() and target.is_relative_to(os.path.realpath(given)) and format_of(target)
+        if inside and not target.is_file():
+            raise OutputError(
+                f"is inside an input folder ({given}): the tags would be read as abstracts next time",
+                where=shown,
+                fix="Choose an --output outside it.",
+            )
+        if target.is_file() and (inside or (given.is_file() and os.path.samefile(given, target))):
+            raise OutputError(
+                f"is an input ({given}): writing the tags there would replace the abstracts",
+                where=shown,
+                fix="Choose another --output.",
+            )
     return target

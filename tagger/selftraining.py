@@ -46,13 +46,16 @@ def pile_fingerprint(texts: list[str]) -> str:
 
 def self_train(
     training_set: TrainingSet, pile: list[str], settings: TrainingSettings
-) -> tuple[TrainingSet, Unlabelled]:
+) -> tuple[TrainingSet, Unlabelled | None]:
     """``training_set`` with pseudo-labelled abstracts of ``pile`` added (abstracts that are
-    hand-labelled already are left out of the pile), and the record for the model card."""
+    hand-labelled already are left out of the pile), and the record for the model card (None,
+    and the training set as it was, when no abstract of the pile is left)."""
     from .training import fit_pipeline
 
     labelled = set(training_set.texts)
     texts = list(dict.fromkeys(text for text in pile if text not in labelled))  # once each, in order
+    if not texts:  # every abstract of the pile is labelled: nothing to learn from
+        return training_set, None
     used = texts
     if len(texts) > PILE_MAX:
         used = [texts[i] for i in np.linspace(0, len(texts) - 1, PILE_MAX, dtype=int)]

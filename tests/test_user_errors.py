@@ -1,0 +1,160 @@
+"""Anything a user can cause ends in one clear line and a status of the README's table, never in
+an internal error (70) or a traceback: the reproductions of a hostile read of the command line."""
+
+import json
+import os
+import shutil
+import threading
+
+import pytest
+from conftest import ROOT, SEEDS, run
+
+from tagger.cli import main
+
+
+def one_line(err: str) -> str:
+    assert err.startswith("tagger: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.isprintable() or err[:-1].isprintable(), err
+    return err
+
+
+def test_a_lone_surrogate_in_json_lines_is_a_bad_record(capsys, tmp_path):
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"abstract": "Robots grasp cups."}\n{"abstract": "Broken \\ud800 text."}\n')
+    status, _, err = run(capsys, "predict", path)
+    assert status == 2 and "a.jsonl:2: " in one_line(err) and "surrogate" in err
+    status, out, err = run(capsys, "predict", path, "--skip-bad")
+    assert status == 3 and len(out.splitlines()) == 2
+
+
+def test_a_lone_surrogate_in_a_kept_field_is_a_bad_record(capsys, tmp_path):
+    path = tmp_path / "a.json"
+    path.write_text('[{"abstract": "Robots grasp cups.", "note": "x\\udfff"}]')
+    status, _, err = run(capsys, "predict", path, "--keep", "all")
+    assert status == 2 and "surrogate" in one_line(err)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="file names are bytes on POSIX only")
+def test_a_file_name_that_is_not_utf8_is_written_escaped(capsys, tmp_path):
+    name = os.fsdecode(b"caf\xe9.txt")
+    (tmp_path / name).write_text("Robots learn to grasp cups from human video.\n")
+    status, _, err = run(capsys, "predict", tmp_path / name, "-o", tmp_path / "out.csv")
+    assert status == 0, err
+    text = (tmp_path / "out.csv").read_text(encoding="utf-8")
+    assert "caf\\xe9.txt" in text
+    status, out, _ = run(capsys, "predict", tmp_path / name)
+    assert status == 0 and "caf\\xe9.txt" in out
+
+
+def test_a_pile_of_labelled_abstracts_only_trains_without_self_training(capsys, tmp_path, monkeypatch):
+    for name in ("labels", "seeds"):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    status, _, err = run(capsys, "train", "--unlabelled", "seeds", "--model", "m")
+    assert status == 0, err
+    assert "no unlabelled abstract" in err and (tmp_path / "m" / "model.json").exists()
+
+
+def test_a_parquet_file_with_two_abstract_columns_is_refused(capsys, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = pa.Table.from_arrays([pa.array(["Robots."]), pa.array(["Cups."])], names=["abstract", "abstract"])
+    pq.write_table(table, tmp_path / "two.parquet")
+    status, _, err = run(capsys, "predict", tmp_path / "two.parquet")
+    assert status == 2 and "two.parquet" in one_line(err) and "'abstract'" in err
+
+
+def test_bytes_inside_a_kept_struct_are_written(capsys, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    meta = pa.array([{"raw": b"\x00\x01"}], pa.struct([("raw", pa.binary())]))
+    table = pa.Table.from_arrays([pa.array(["Robots grasp cups."]), meta], names=["abstract", "meta"])
+    pq.write_table(table, tmp_path / "p.parquet")
+    for suffix in ("csv", "jsonl", "parquet"):
+        status, _, err = run(
+            capsys, "predict", tmp_path / "p.parquet", "--keep", "all", "-o", tmp_path / f"o.{suffix}"
+        )
+        assert status == 0, (suffix, err)
+
+
+def test_the_command_line_runs_from_a_thread(capsys, tmp_path):
+    result = {}
+    thread = threading.Thread(
+        target=lambda: result.update(status=main(["predict", str(SEEDS), "-o", str(tmp_path / "t.csv")]))
+    )
+    thread.start()
+    thread.join(60)
+    assert result["status"] == 0 and len((tmp_path / "t.csv").read_text().splitlines()) == 39
+
+
+def test_a_corrupt_parquet_page_is_one_clear_line_and_skippable(capsys, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    texts = [f"Robots grasp cup number {i} with tactile sensing." for i in range(2000)]
+    pq.write_table(pa.table({"abstract": texts}), tmp_path / "bad.parquet", compression="none")
+    data = bytearray((tmp_path / "bad.parquet").read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 64] = b"\x0f" * 64  # a data page's bytes garbled
+    (tmp_path / "bad.parquet").write_bytes(bytes(data))
+    (tmp_path / "good.jsonl").write_text(json.dumps({"abstract": "Bandits have regret."}) + "\n")
+    status, _, err = run(capsys, "predict", tmp_path)
+    assert status == 2 and "bad.parquet" in one_line(err) and "\x0f" not in err
+    status, out, err = run(capsys, "predict", tmp_path, "--skip-bad")
+    assert status == 3 and "good.jsonl" in out
+
+
+def test_a_read_only_abstracts_folder_names_the_file_not_a_temporary_one(capsys, tmp_path, monkeypatch):
+    for name in ("labels", "seeds", "models"):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pile.txt").write_text("Robots learn grasping from human video demonstrations.\n")
+    import tagger.atomic
+
+    def refuse(path, *args, **kwargs):
+        raise OSError(30, "Read-only file system", str(path))  # as os.open does: naming the temporary file
+
+    monkeypatch.setattr(tagger.atomic.os, "open", refuse)
+    monkeypatch.setattr("sys.stdin", __import__("io").StringIO("robotics\n"))
+    status = main(["label", "pile.txt"])
+    err = capsys.readouterr().err
+    assert status == 2 and ".tmp" not in err and "labelled.jsonl" in err and "Read-only file system" in err
+
+
+def test_a_read_only_model_folder_is_refused_before_training(capsys, tmp_path, monkeypatch):
+    for name in ("labels", "seeds"):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m").mkdir()
+    monkeypatch.setattr("os.access", lambda path, mode, **kw: not str(path).endswith("m"))
+    import tagger.training
+
+    monkeypatch.setattr(tagger.training, "train", lambda *a, **k: pytest.fail("trained before checking"))
+    status, _, err = run(capsys, "train", "--model", "m")
+    assert status == 2 and "m: cannot write" in one_line(err)
+
+
+def test_json_errors_end_in_a_whole_sentence(capsys, tmp_path):
+    (tmp_path / "a.jsonl").write_text('{"abstract": "Robots grasp cups.')
+    status, _, err = run(capsys, "predict", tmp_path / "a.jsonl")
+    assert status == 2 and "(Unterminated string starting at column 14)" in one_line(err)
+    (tmp_path / "a.jsonl").write_text('{"abstract": "Robots grasp cups.\n')
+    status, _, err = run(capsys, "predict", tmp_path / "a.jsonl")
+    assert status == 2 and "(Invalid control character at column 33)" in one_line(err)
+
+
+def test_the_note_of_columns_not_written_is_short(capsys, tmp_path):
+    records = [{"abstract": "Robots grasp cups."}] * 600 + [
+        {"abstract": "Cells divide.", **{f"c{i}": i for i in range(3000)}}
+    ]
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    status, _, err = run(capsys, "predict", tmp_path / "a.jsonl", "--keep", "all", "-o", tmp_path / "o.csv")
+    note = next(line for line in err.splitlines() if "not written" in line)
+    assert status == 0 and len(note) < 300 and "3,000 input column(s)" in note
+
+
+def test_an_output_inside_an_input_folder_is_refused(capsys, tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.txt").write_text("Robots grasp cups.\n")
+    status, _, err = run(capsys, "predict", tmp_path / "d", "-o", tmp_path / "d" / "new.txt")
+    assert status == 2 and "inside an input folder" in one_line(err)
+    assert not (tmp_path / "d" / "new.txt").exists()
