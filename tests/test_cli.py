@@ -81,6 +81,7 @@ def test_train_then_predict_with_the_new_model(capsys, tmp_path, shipped):
     assert status == 0 and len(out.splitlines()) == 39
 
 
+@pytest.mark.slow  # trains end to end
 def test_evaluate_prints_figures_tables_and_suspect_labels(capsys, tmp_path, shipped):
     status, out, err = run(capsys, "evaluate", "--labels", LABELS, "--abstracts", SEEDS, "--plots", tmp_path)
     assert status == 0

@@ -4,7 +4,6 @@ import dataclasses
 import json
 import multiprocessing
 import shutil
-import time
 
 from conftest import ROOT
 
@@ -108,7 +107,6 @@ def test_loads_during_repeated_saves_never_fail_and_the_folder_stays_loadable(tm
     failures = fork.Queue()
     reader = fork.Process(target=_load_repeatedly, args=(folder, 1000, failures))
     writers = [fork.Process(target=_save_repeatedly, args=(model, folder, 40)) for model in models]
-    started = time.monotonic()
     for process in [reader, *writers]:
         process.start()
     errors = []
@@ -121,4 +119,3 @@ def test_loads_during_repeated_saves_never_fail_and_the_folder_stays_loadable(tm
     loaded = Model.load(folder)
     assert loaded.card.review.threshold in (0.6, models[0].card.review.threshold)
     assert len(list(folder.glob("weights-*.npz"))) == 1
-    assert time.monotonic() - started < 30

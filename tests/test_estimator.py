@@ -47,6 +47,7 @@ def test_labels_of_any_type_come_back_as_given(seeds):
     assert (clf.predict(pd.DataFrame({"text": X})) == clf.predict(X)).all()
 
 
+@pytest.mark.slow  # trains end to end
 def test_it_works_in_pipelines_cross_validation_and_grid_search(seeds):
     X, y = seeds
     scores = cross_val_score(tagger.TaggerClassifier(), X, y, cv=3)
@@ -93,7 +94,6 @@ EXPECTED_FAILURES = {
             "check_fit_idempotent",
             "check_fit_check_is_fitted",
             "check_n_features_in",
-            "check_fit1d",
             "check_fit2d_predict1d",
             "check_requires_y_none",
             "check_estimator_sparse_tag",
@@ -109,7 +109,6 @@ EXPECTED_FAILURES = {
             "check_estimators_nan_inf",
             "check_classifiers_train",
             "check_classifiers_regression_target",
-            "check_supervised_y_no_nan",
             "check_classifiers_one_label",
         ],
         "expects scikit-learn's ValueError messages for bad numeric input; tagger's errors say what, "
@@ -124,13 +123,12 @@ def test_scikit_learns_checks_pass_except_those_for_numeric_input():
         results = check_estimator(tagger.TaggerClassifier(), on_fail=None, on_skip=None)
     failed = {r["check_name"] for r in results if r["status"] == "failed"}
     passed = {r["check_name"] for r in results if r["status"] == "passed"}
-    assert failed <= set(EXPECTED_FAILURES), failed - set(EXPECTED_FAILURES)
-    assert {
-        "check_estimators_unfitted",
-        "check_get_params_invariance",
-        "check_set_params",
-        "check_estimator_cloneable",
-    } <= passed
+    run = {r["check_name"] for r in results}
+    # Exactly the excused checks fail (one that passes now leaves the list), and every other
+    # check that ran passed.
+    assert failed == set(EXPECTED_FAILURES), failed ^ set(EXPECTED_FAILURES)
+    assert passed == run - failed - {r["check_name"] for r in results if r["status"] == "skipped"}
+    assert len(passed) >= 16
 
 
 @pytest.mark.parametrize(

@@ -181,7 +181,7 @@ def test_an_interrupted_session_keeps_every_confirmed_label(project, stop):
     assert load_training_set(project / "labels", [project / "seeds"]).ids[-2:] == tuple(
         r["abstract_id"] for r in rows[-2:]
     )
-    assert not list((project / "labels").glob(".*.tmp")) and not list((project / "seeds").glob(".*.tmp"))
+    assert not list((project / "labels").glob(".*.tmp-*")) and not list((project / "seeds").glob(".*.tmp-*"))
     if stop == signal.SIGINT:
         assert process.returncode == 130 and err.strip() == "tagger: interrupted"
     else:

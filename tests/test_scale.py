@@ -40,7 +40,15 @@ def big_pile(tmp_path_factory):
     return pile(tmp_path_factory.mktemp("pile"), 3 * CHUNK_SIZE + 123)
 
 
-def test_output_is_byte_identical_for_any_number_of_processes(capsys, big_pile, tmp_path):
+@pytest.fixture(params=["fork", "spawn"])
+def start_method(request, monkeypatch):
+    """Workers forked, then spawned, whatever other tests left running (a Dask cluster's
+    threads would otherwise make every run here spawn)."""
+    monkeypatch.setattr(batch, "_can_fork", lambda: request.param == "fork")
+    return request.param
+
+
+def test_output_is_byte_identical_for_any_number_of_processes(capsys, big_pile, tmp_path, start_method):
     outputs = []
     for jobs in (1, 2, 3):
         status, _, err = run(
@@ -52,7 +60,7 @@ def test_output_is_byte_identical_for_any_number_of_processes(capsys, big_pile, 
     assert outputs[0].count(b"\n") == 3 * CHUNK_SIZE + 123 + 1
 
 
-def test_the_api_tags_in_parallel_with_a_model_in_memory(shipped, big_pile):
+def test_the_api_tags_in_parallel_with_a_model_in_memory(shipped, big_pile, start_method):
     abstracts = list(read_abstracts([big_pile]))
     model = pickle.loads(pickle.dumps(shipped))  # in memory only: no folder to load from
     parallel = list(tag_abstracts(abstracts, model, jobs=2))

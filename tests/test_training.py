@@ -290,6 +290,7 @@ def test_few_labels_keep_the_default_settings(tmp_path):
     assert model.card.settings == TrainingSettings()
 
 
+@pytest.mark.slow  # trains end to end
 def test_flipped_seed_labels_are_listed_as_possible_errors(training_set):
     """The issue's case: two seed labels flipped by hand are both listed by `tagger evaluate`."""
     labels = list(training_set.labels)

@@ -46,6 +46,7 @@ def test_a_file_name_that_is_not_utf8_is_written_escaped(capsys, tmp_path):
     assert status == 0 and "caf\\xe9.txt" in out
 
 
+@pytest.mark.slow  # trains end to end
 def test_a_pile_of_labelled_abstracts_only_trains_without_self_training(capsys, tmp_path, monkeypatch):
     for name in ("labels", "seeds"):
         shutil.copytree(ROOT / name, tmp_path / name)
