@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tagger.cli import main
-from tagger.corpus import Abstract, abstract_id
+from tagger.corpus import Abstract, abstract_id, read_abstracts
 from tagger.labelling import Suggestion, label_session
 from tagger.labels import load_areas, load_labels, load_training_set, read_labelled_file
 from tagger.labelstore import LabelledFile, ProjectLabels
@@ -368,3 +368,78 @@ def test_a_projects_labels_hold_what_the_user_answered(tmp_path_factory, start, 
     assert len(rows) == len(expected)
     training = load_training_set(folder / "labels", [folder / "seeds"])
     assert dict(zip(training.ids, training.labels)) == expected
+
+
+# -- kill -9 at random moments: at most the answer being written is lost -------------------
+
+
+@pytest.mark.slow  # starts and kills a labelling session a dozen times
+@pytest.mark.parametrize("where", ["project", "data"])
+def test_a_session_killed_at_any_moment_keeps_every_answer_it_confirmed(tmp_path, where):
+    import os
+    import random
+    import signal
+    import subprocess
+    import threading
+    import time
+
+    answers = ["robotics", "vision", "theory", "llm", "science", "systems", "safety", "rl"]
+    pile = tmp_path / "pile.jsonl"
+    sentences = [
+        s for a in read_abstracts([ROOT / "seeds"]) for s in a.text.split(". ") if len(s.split()) > 12
+    ]
+    pile.write_text("".join(json.dumps({"abstract": sentence}) + "\n" for sentence in sentences[:60]))
+    rng = random.Random(17)
+    for trial in range(10):
+        folder = tmp_path / f"trial{trial}"
+        for name in ("labels", "seeds", "models"):
+            shutil.copytree(ROOT / name, folder / name)
+        extra = []
+        if where == "data":
+            own_jsonl(
+                folder / "mine.jsonl",
+                [(f"{text} {k}", "robotics" if k % 2 else "vision") for k, (text, _) in enumerate(MINE)],
+            )
+            extra = ["--data", "mine.jsonl"]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tagger", "label", str(pile), "--n", "8", *extra],
+            cwd=folder,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        confirmed, ready = [], threading.Event()
+
+        def read(process=process, confirmed=confirmed, ready=ready):
+            for line in process.stdout:
+                ready.set()  # the queue is shown: answers are read from now on
+                if line.startswith("  labelled "):
+                    confirmed.append(line.split()[1])
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        assert ready.wait(60)
+        kill_after = rng.randrange(len(answers))  # answers sent before the kill
+        for area in answers[: kill_after + 1]:
+            process.stdin.write(area + "\n")
+            process.stdin.flush()
+            time.sleep(rng.uniform(0.0, 0.03))
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        reader.join(5)
+        if where == "project":
+            rows = list(
+                csv.DictReader(io.StringIO((folder / "labels" / "labels.csv").read_text(encoding="utf-8")))
+            )
+            written = [row["area"] for row in rows[38:]]
+            load_training_set(folder / "labels", [folder / "seeds"])  # readable, every label has its text
+        else:
+            records = [
+                json.loads(line) for line in (folder / "mine.jsonl").read_text(encoding="utf-8").splitlines()
+            ]
+            written = [record["area"] for record in records[len(MINE) :]]
+            read_labelled_file(folder / "mine.jsonl")
+        assert written == answers[: len(written)], (trial, written)
+        assert len(confirmed) <= len(written) <= len(confirmed) + 1, (trial, confirmed, written)
