@@ -159,3 +159,43 @@ def test_an_output_inside_an_input_folder_is_refused(capsys, tmp_path):
     status, _, err = run(capsys, "predict", tmp_path / "d", "-o", tmp_path / "d" / "new.txt")
     assert status == 2 and "inside an input folder" in one_line(err)
     assert not (tmp_path / "d" / "new.txt").exists()
+
+
+def test_a_full_disk_names_the_file_being_written(tmp_path, monkeypatch):
+    import errno
+
+    import tagger.atomic
+    from tagger.atomic import atomic_write
+
+    def full(descriptor):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(tagger.atomic.os, "fsync", full)
+    with pytest.raises(OSError) as caught, atomic_write(tmp_path / "labels.csv") as stream:
+        stream.write("abstract_id,area\n")
+    assert caught.value.filename == str(tmp_path / "labels.csv") and caught.value.errno == errno.ENOSPC
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_book_in_the_pile_is_learnt_from_by_its_start():
+    from tagger.labels import load_training_set
+    from tagger.selftraining import TEXT_MAX, self_train
+    from tagger.settings import TrainingSettings
+
+    book = " ".join(["robots grasp cups with tactile sensing and vision"] * 100_000)
+    training_set = load_training_set(ROOT / "labels", [ROOT / "seeds"])
+    pile = [book, "Diffusion models generate images.", "Bandits have regret bounds.", "Proteins fold."]
+    learnt, record = self_train(training_set, pile, TrainingSettings())
+    assert record is not None and max(map(len, learnt.pseudo_texts)) <= TEXT_MAX < len(book)
+
+
+def test_explain_reads_its_input_as_it_goes():
+    import itertools
+
+    from tagger import load_model
+    from tagger.cli import _explained
+    from tagger.corpus import Abstract
+
+    endless = (Abstract(str(i), f"Robots grasp cup {i}.", "<gen>", i, i) for i in itertools.count())
+    first = list(itertools.islice(_explained(endless, load_model()), 3))
+    assert [a.id for a, _ in first] == ["0", "1", "2"] and all(p.top_terms for _, p in first)
