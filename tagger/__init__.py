@@ -61,8 +61,8 @@ def train(
     ``unlabelled``: abstract files or folders (a path or a list of them) without labels, such
     as the pile you are about to tag, to learn from as well (self-training).
     Save it with ``model.save("models")``."""
-    from .corpus import read_abstracts
     from .labels import load_training_set, read_labelled_file
+    from .reading import read_abstracts
     from .training import train as fit
 
     if data is None:
@@ -80,10 +80,10 @@ def train(
 def _labelled_data(data, areas):
     """A training set from a dataframe (``abstract``, ``area``, optional ``title``) or from
     a list of abstracts and a list of ``areas``."""
-    from .corpus import document
     from .errors import UsageError
     from .frames import documents
     from .labels import labelled_set
+    from .reading import document
 
     if hasattr(data, "columns"):
         if areas is not None or "area" not in data.columns:

@@ -27,10 +27,10 @@ from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
-from .corpus import Abstract
 from .errors import WorkerError
 from .model import Model
 from .prediction import Prediction, predictions
+from .reading import Abstract
 
 CHUNK_SIZE = 500
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent ends

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import __version__, corpus, output
+from . import __version__, output, reading
 from .batch import default_jobs as batch_jobs
 from .errors import InputError, TaggerError, UsageError, WorkerError
 from .prediction import COLUMNS as PREDICTION_COLUMNS
@@ -64,9 +64,11 @@ def _parser() -> argparse.ArgumentParser:
 
     def inputs(command: argparse.ArgumentParser, what: str) -> None:
         command.add_argument(
-            "paths", nargs="+", metavar="PATH", help=f"{what}: files ({corpus.FORMAT_LIST}), folders, or -"
+            "paths", nargs="+", metavar="PATH", help=f"{what}: files ({reading.FORMAT_LIST}), folders, or -"
         )
-        command.add_argument("--input-format", choices=corpus.FORMATS, help="read every input as this format")
+        command.add_argument(
+            "--input-format", choices=reading.FORMATS, help="read every input as this format"
+        )
         command.add_argument(
             "--encoding", default="utf-8", help="text encoding of the inputs (default utf-8)"
         )
@@ -253,7 +255,7 @@ def _keep(value: str | None) -> tuple[str, ...]:
     if value is None:
         return ()
     if value.strip().lower() == "all":
-        return corpus.KEEP_ALL
+        return reading.KEEP_ALL
     names = tuple(name.strip() for name in value.split(",") if name.strip())
     if not names:
         raise UsageError(
@@ -277,8 +279,8 @@ def _load_model(directory: str | None):
     return load_model(directory)
 
 
-def _read_options(args: argparse.Namespace, report: corpus.ReadReport, keep: tuple[str, ...] = ()) -> dict:
-    columns = corpus.Columns(abstract=args.column, title=args.title_column, id=args.id_column, keep=keep)
+def _read_options(args: argparse.Namespace, report: reading.ReadReport, keep: tuple[str, ...] = ()) -> dict:
+    columns = reading.Columns(abstract=args.column, title=args.title_column, id=args.id_column, keep=keep)
     return {
         "input_format": args.input_format,
         "encoding": args.encoding,
@@ -288,7 +290,7 @@ def _read_options(args: argparse.Namespace, report: corpus.ReadReport, keep: tup
     }
 
 
-def _report_reading(report: corpus.ReadReport) -> int:
+def _report_reading(report: reading.ReadReport) -> int:
     """Print what reading left out, on stderr; the exit status: 3 when records were skipped."""
     if report.skipped:
         print(f"skipped {len(report.skipped)} bad record(s):", file=sys.stderr)
@@ -305,11 +307,11 @@ def _predict(args: argparse.Namespace) -> int:
     model = _load_model(args.model)
     threshold = model.threshold(args.review_below)
     jobs = batch_jobs() if args.jobs in (None, -1) else args.jobs
-    report = corpus.ReadReport()
+    report = reading.ReadReport()
     areas: Counter[str] = Counter()
     needs_review = 0
     keep = _keep(args.keep)
-    abstracts = corpus.read_abstracts(args.paths, **_read_options(args, report, keep))
+    abstracts = reading.read_abstracts(args.paths, **_read_options(args, report, keep))
     blocks = tag_blocks(abstracts, model, jobs=jobs)
     output_format = output.format_for(args.output, args.format)
     layout = output.Layout(args.top_k, args.min_confidence, keep)
@@ -384,11 +386,11 @@ def _signals_between_chunks():
 
 
 @contextlib.contextmanager
-def _progress(args: argparse.Namespace, report: corpus.ReadReport):
+def _progress(args: argparse.Namespace, report: reading.ReadReport):
     """A progress bar over the bytes read, on stderr, shown after a second; none with --quiet,
     when stderr is not a terminal, or on stdin (no size known)."""
     sizes = [Path(p) for p in args.paths]
-    if args.quiet or not sys.stderr.isatty() or corpus.STDIN in args.paths:
+    if args.quiet or not sys.stderr.isatty() or reading.STDIN in args.paths:
         yield lambda: None
         return
     from tqdm import tqdm
@@ -415,7 +417,7 @@ def _refuse_missing_path(argument: str) -> None:
     import difflib
 
     path = Path(argument)
-    if path.exists() or argument == corpus.STDIN:
+    if path.exists() or argument == reading.STDIN:
         return
     parent = path.parent if path.parent.is_dir() else None
     names = [p.name for p in parent.iterdir()] if parent else []
@@ -428,13 +430,13 @@ def _explain(args: argparse.Namespace) -> int:
     model = _load_model(args.model)
     if args.text:
         abstracts = [
-            corpus.Abstract(corpus.abstract_id(text), corpus.document(text), "<text>", i, 1)
+            reading.Abstract(reading.abstract_id(text), reading.document(text), "<text>", i, 1)
             for i, text in enumerate(args.paths, start=1)
         ]
     else:
         for path in args.paths:
             _refuse_missing_path(path)
-        abstracts = corpus.read_abstracts(args.paths)
+        abstracts = reading.read_abstracts(args.paths)
     for abstract, prediction in _explained(abstracts, model):
         terms = prediction.top_terms[: args.terms]
         if args.format == "jsonl":
@@ -469,18 +471,18 @@ def _store(args: argparse.Namespace):
     return LabelledFile(args.data) if args.data else ProjectLabels(args.labels, args.abstracts)
 
 
-def _queue(args: argparse.Namespace, model, store, report: corpus.ReadReport):
+def _queue(args: argparse.Namespace, model, store, report: reading.ReadReport):
     from .labelling import relabel_queue, suggest
 
     current = store.current()
-    abstracts = corpus.read_abstracts(args.paths, **_read_options(args, report))
+    abstracts = reading.read_abstracts(args.paths, **_read_options(args, report))
     if getattr(args, "relabel", False):
         return relabel_queue(abstracts, model, current, args.n)
     return suggest(abstracts, model, args.n, exclude=set(current))
 
 
 def _suggest(args: argparse.Namespace) -> int:
-    report = corpus.ReadReport()
+    report = reading.ReadReport()
     queue = _queue(args, _load_model(args.model), _store(args), report)
     if not queue:
         print("nothing to suggest: every abstract given is labelled already", file=sys.stderr)
@@ -514,11 +516,11 @@ def _label(args: argparse.Namespace) -> int:
                 f"the model's areas differ from {Path(args.labels) / AREAS_FILE}",
                 fix="Retrain with 'tagger train', or give your own labelled file with --data.",
             )
-    report = corpus.ReadReport()
+    report = reading.ReadReport()
     queue = _queue(args, model, store, report)
     status = _report_reading(report)
 
-    def save(abstract: corpus.Abstract, area: str):
+    def save(abstract: reading.Abstract, area: str):
         answer = store.add(abstract, area)
         if answer.earlier:
             print(f"  (replaces the earlier label {answer.earlier})", flush=True)
@@ -566,7 +568,7 @@ def _train(args: argparse.Namespace) -> int:
         previous = Model.load(args.model)
     except TaggerError:
         previous = None
-    pile = [a.document for a in corpus.read_abstracts(args.unlabelled)] if args.unlabelled else None
+    pile = [a.document for a in reading.read_abstracts(args.unlabelled)] if args.unlabelled else None
     reuse = previous.card if previous is not None and not args.search else None
     model = train(training_set, unlabelled=pile, previous=reuse)
     model.save(args.model)
@@ -596,7 +598,7 @@ def _train(args: argparse.Namespace) -> int:
             f"pseudo-labelled in {pile_record.rounds} round(s) (never written to the labels)",
             file=sys.stderr,
         )
-    texts = [] if args.data else [a.document for a in corpus.read_abstracts(args.abstracts)]
+    texts = [] if args.data else [a.document for a in reading.read_abstracts(args.abstracts)]
     old_areas = (
         [p.area for p in previous.predict(texts)] if previous and previous.areas == model.areas else []
     )

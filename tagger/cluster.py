@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import corpus, output
+from . import output, reading
 from .errors import UsageError
 from .model import Model, load_model
 from .prediction import COLUMNS as PREDICTION_COLUMNS
@@ -45,9 +45,9 @@ def tag_files(
     """A dask bag of the output rows of every abstract in ``paths`` (files the workers can
     read; folders are expanded here), one partition per file, in input order: the rows
     ``tagger predict`` writes for the same files. ``read_options`` go to
-    :func:`tagger.corpus.read_abstracts`."""
+    :func:`tagger.reading.read_abstracts`."""
     dask = _dask()
-    files = [str(path) for path in corpus.find_files(paths, corpus.ReadReport())]
+    files = [str(path) for path in reading.find_files(paths, reading.ReadReport())]
     shared = dask.delayed(model or load_model(), pure=True)
     return dask.bag.from_sequence(files, npartitions=max(len(files), 1)).map_partitions(
         _tag_file_partition, shared, review_below, read_options
@@ -57,7 +57,7 @@ def tag_files(
 def _tag_file_partition(
     files: list[str], model: Model, review_below: float | None, read_options: dict
 ) -> list[dict]:
-    return _rows(list(corpus.read_abstracts(files, **read_options)), model, review_below)
+    return _rows(list(reading.read_abstracts(files, **read_options)), model, review_below)
 
 
 def tag_bag(texts, model: Model | None = None, *, review_below: float | None = None):
@@ -108,7 +108,7 @@ def _table(texts: list[str], model: Model, review_below: float | None) -> dict[s
     return output.prediction_table(model.predict_proba(texts), model, review_below)
 
 
-def _rows(abstracts: list[corpus.Abstract], model: Model, review_below: float | None) -> list[dict]:
+def _rows(abstracts: list[reading.Abstract], model: Model, review_below: float | None) -> list[dict]:
     """The output rows of ``abstracts``: what ``tagger predict`` writes for them."""
     probabilities = model.predict_proba([a.document for a in abstracts])
     return list(output.rows(abstracts, probabilities, model, review_below))

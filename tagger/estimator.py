@@ -14,9 +14,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .corpus import document
 from .errors import ArgumentError
 from .labels import labelled_set
+from .reading import document
 from .settings import TrainingSettings
 
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .corpus import document
 from .errors import ArgumentError
 from .model import Model, load_model
 from .output import prediction_table
 from .prediction import COLUMNS as PREDICTION_COLUMNS
+from .reading import document
 
 # The dtype of each prediction column in a dataframe, and its value in a row without an abstract.
 DTYPES = {

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from .batch import chunked, tag_abstracts, tag_blocks
-from .corpus import Abstract, abstract_id
 from .labels import Area
 from .model import Model
 from .prediction import Prediction, predictions
+from .reading import Abstract, abstract_id
 
 NEAR_DUPLICATE = 0.8  # cosine similarity of TF-IDF vectors
 GUESSES = 3
@@ -149,7 +149,7 @@ def relabel_queue(
     abstracts: Iterable[Abstract], model: Model, current: dict[str, str], n: int
 ) -> list[Suggestion]:
     """The ``n`` labelled abstracts whose labels the model doubts most, to review by hand:
-    ``current`` maps the digest of a text (:func:`tagger.corpus.abstract_id`) to its area
+    ``current`` maps the digest of a text (:func:`tagger.reading.abstract_id`) to its area
     now; the abstracts whose current area gets the lowest probability come first (a possible
     label error first)."""
     labelled = [(a, area) for a in _once_each(abstracts, set()) if (area := current.get(abstract_id(a.text)))]

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .corpus import Columns, abstract_id, read_abstracts
 from .errors import LabelError
 from .labelstore import LABEL_COLUMNS, LABELS_FILE, RecordFile, digests_of_ids
+from .reading import Columns, abstract_id, read_abstracts
 
 AREAS_FILE = "areas.csv"
 AREA_COLUMNS = ("slug", "name", "description", "keywords")

@@ -10,7 +10,7 @@ Labels live in one of two places:
 
 What the store promises:
 
-- A label names its abstract by the digest of its text (:func:`tagger.corpus.abstract_id`):
+- A label names its abstract by the digest of its text (:func:`tagger.reading.abstract_id`):
   the same text is the same abstract whichever file or id it comes with, and two abstracts
   that share an id in two files are two abstracts.
 - A file is read by its header (columns in any order, of any case, unknown ones kept) and in
@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .atomic import atomic_write
-from .corpus import DELIMITERS, Abstract, Columns, abstract_id, content_id, field_names, header_delimiter
 from .errors import LabelError
 from .locking import locked
+from .reading import DELIMITERS, Abstract, Columns, abstract_id, content_id, field_names, header_delimiter
 
 LABELS_FILE = "labels.csv"
 LABEL_COLUMNS = ("abstract_id", "area", "title")
@@ -305,7 +305,7 @@ class ProjectLabels:
 
     def _texts(self) -> dict[str, set[str]]:
         if self._names is None:
-            from .corpus import read_abstracts
+            from .reading import read_abstracts
 
             folder = self.abstracts_dir
             stored = list(read_abstracts([folder], skip_bad=True)) if folder.is_dir() else []

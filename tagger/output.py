@@ -22,11 +22,11 @@ from typing import IO
 import numpy as np
 
 from .atomic import atomic_write
-from .corpus import KEEP_ALL, Abstract, format_of
 from .errors import OutputError
 from .model import Model
 from .prediction import COLUMNS as PREDICTION_COLUMNS
 from .prediction import prediction_columns, top_areas
+from .reading import KEEP_ALL, Abstract, format_of
 
 FORMATS = ("csv", "jsonl", "parquet")
 ABSTRACT_COLUMNS = ("source", "position", "id")

@@ -125,7 +125,7 @@ def test_unknown_extensions(capsys, tmp_path):
     [
         (
             'abstract,id\n"' + ABSTRACT + '",a\n,b\n',
-            "{path}:3: empty abstract. Fill it in or delete the row.",
+            "{path}:3: empty abstract. Fill it in or remove the record.",
         ),
         ("abstract,id\none,a\ntwo,b,extra\n", "{path}:3: row has 3 cells, the header has 2. Quote cells"),
         ('abstract,id\n"one" two,a\n', "{path}:2: malformed CSV row (',' expected after '\"')"),
@@ -212,7 +212,7 @@ def test_skip_bad_tags_the_rest_and_lists_every_skipped_record(capsys, tmp_path)
 
 
 def test_a_file_that_cannot_be_opened_is_one_line(capsys, tmp_path, monkeypatch):
-    from tagger import corpus
+    from tagger.reading import files
 
     path = tmp_path / "locked.txt"
     path.write_text(ABSTRACT)
@@ -220,7 +220,7 @@ def test_a_file_that_cannot_be_opened_is_one_line(capsys, tmp_path, monkeypatch)
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(corpus, "open", refuse, raising=False)  # as for a file without read permission
+    monkeypatch.setattr(files, "open", refuse, raising=False)  # as for a file without read permission
     status, _, err = run(capsys, "predict", path)
     assert one_line_error(err, status) == f"tagger: {path}: cannot read (Permission denied)\n"
     status, _, err = run(capsys, "predict", path, "--skip-bad")
@@ -639,9 +639,9 @@ def test_a_line_break_in_a_file_name_stays_on_one_line(capsys, tmp_path):
 
 
 def test_an_abstract_over_the_size_limit_is_a_bad_record(capsys, tmp_path, monkeypatch):
-    from tagger import corpus
+    from tagger.reading import records
 
-    monkeypatch.setattr(corpus, "MAX_ABSTRACT_CHARS", 1000)  # the real limit is 5,000,000
+    monkeypatch.setattr(records, "MAX_ABSTRACT_CHARS", 1000)  # the real limit is 5,000,000
     long = " ".join([ABSTRACT] * 20)
     assert len(long) > 1000
     (tmp_path / "a.txt").write_text(f"{ABSTRACT}\n\n{long}\n", encoding="utf-8")

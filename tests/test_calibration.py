@@ -11,9 +11,9 @@ from prose import stdlib_docstrings
 from tagger import predict
 from tagger.calibration import Scores, calibrated, fit_calibration
 from tagger.card import prediction_digest
-from tagger.corpus import read_abstracts
 from tagger.features import evidence
 from tagger.model import CARD_FILE, Model
+from tagger.reading import read_abstracts
 
 SEED_TEXTS = [a.text for a in read_abstracts([SEEDS])]
 known_words = st.sampled_from(" ".join(SEED_TEXTS[:5]).split())

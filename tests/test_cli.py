@@ -8,8 +8,8 @@ import pytest
 from conftest import LABELS, SEEDS, run
 
 from tagger import load_model
-from tagger.corpus import read_abstracts
 from tagger.output import COLUMNS
+from tagger.reading import read_abstracts
 
 SEED_ABSTRACTS = list(read_abstracts([SEEDS]))
 

@@ -8,10 +8,10 @@ import shutil
 from conftest import ROOT
 
 from tagger import Model
-from tagger.corpus import Abstract, abstract_id
 from tagger.errors import TaggerError
 from tagger.labels import load_training_set
 from tagger.labelstore import ProjectLabels
+from tagger.reading import Abstract, abstract_id
 
 fork = multiprocessing.get_context("fork")
 LABELS_PER_SESSION = 40

@@ -8,8 +8,8 @@ from conftest import SEEDS
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tagger.corpus import ReadReport, abstract_id, read_abstracts
 from tagger.errors import InputError
+from tagger.reading import ReadReport, abstract_id, read_abstracts
 from tagger.text import join_broken_words
 
 
@@ -212,7 +212,7 @@ JSON_VALUES = st.recursive(
     )
 )
 def test_a_json_line_is_read_as_json_loads_reads_it(line):
-    from tagger.corpus import _json_line
+    from tagger.reading.records import _json_line
 
     try:
         expected = json.loads(line)

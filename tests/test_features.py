@@ -4,8 +4,8 @@ import unicodedata
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from tagger.corpus import normalise_whitespace
 from tagger.features import LARGE_BATCH, STOP_WORDS, TextAnalyzer, is_term, words
+from tagger.reading import normalise_whitespace
 from tagger.text import join_broken_words
 
 

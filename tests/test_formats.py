@@ -12,8 +12,8 @@ from conftest import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tagger.corpus import Columns, ReadReport, read_abstracts
 from tagger.errors import InputError
+from tagger.reading import Columns, ReadReport, read_abstracts
 
 RECORDS = [
     {"abstract": "Robots learn to grasp cups from video.", "title": "Grasping", "id": "r1"},
@@ -246,7 +246,7 @@ def test_a_compressed_file_cut_short_is_damaged_never_read_as_complete(tmp_path_
 
 @pytest.mark.parametrize("compression", ["", ".gz", ".xz", ".zst"])
 def test_a_line_over_the_limit_is_refused_without_being_held(monkeypatch, capsys, tmp_path, compression):
-    monkeypatch.setattr("tagger.corpus.MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr("tagger.reading.source.MAX_LINE_BYTES", 1000)
     body = "title,abstract\nA,Robots grasp cups.\nB," + "word " * 5000 + "\nC,Bandits have regret.\n"
     path = tmp_path / f"papers.csv{compression}"
     path.write_bytes(PACK[compression](body.encode()) if compression else body.encode())
@@ -258,14 +258,14 @@ def test_a_line_over_the_limit_is_refused_without_being_held(monkeypatch, capsys
 
 
 def test_a_long_first_line_of_text_is_no_heading(monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr("tagger.corpus.MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr("tagger.reading.source.MAX_LINE_BYTES", 1000)
     (tmp_path / "a.txt").write_text("x" * 5000 + "\n\nRobots grasp cups.\n")
     status, _, err = run(capsys, "predict", tmp_path / "a.txt")
     assert status == 2 and "a.txt:1: a line of over 1,000 bytes" in err
 
 
 def test_a_paragraph_of_many_lines_over_the_abstract_limit_is_refused(monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr("tagger.corpus.MAX_ABSTRACT_CHARS", 2000)
+    monkeypatch.setattr("tagger.reading.records.MAX_ABSTRACT_CHARS", 2000)
     (tmp_path / "a.txt").write_text("Robots grasp cups.\n\n" + "a few words on a line\n" * 500)
     status, _, err = run(capsys, "predict", tmp_path / "a.txt")
     assert status == 2 and "a.txt:3: an abstract of 11,000 characters, over the limit of 2,000" in err
@@ -288,14 +288,14 @@ def test_a_json_array_reads_the_same_in_pieces_of_any_size(tmp_path_factory, ite
     path = folder / "a.json"
     path.write_bytes(json.dumps(items, indent=indent, ensure_ascii=False).encode(encoding))
     whole = read(path, encoding=encoding)
-    import tagger.corpus
+    import tagger.reading.source
 
-    original = tagger.corpus.PIECE_BYTES
-    tagger.corpus.PIECE_BYTES = piece
+    original = tagger.reading.source.PIECE_BYTES
+    tagger.reading.source.PIECE_BYTES = piece
     try:
         assert read(path, encoding=encoding) == whole
     finally:
-        tagger.corpus.PIECE_BYTES = original
+        tagger.reading.source.PIECE_BYTES = original
     assert [text for _, text, _ in whole] == [" ".join(r["abstract"].split()) for r in items]
 
 
@@ -305,13 +305,13 @@ def test_wide_encodings_are_decoded_a_piece_at_a_time(tmp_path_factory, items, p
     folder = tmp_path_factory.mktemp("wide")
     path = folder / "a.jsonl"
     path.write_bytes("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in items).encode(encoding))
-    import tagger.corpus
+    import tagger.reading.source
 
-    original = tagger.corpus.PIECE_BYTES
-    tagger.corpus.PIECE_BYTES = piece
+    original = tagger.reading.source.PIECE_BYTES
+    tagger.reading.source.PIECE_BYTES = piece
     try:
         assert [text for _, text, _ in read(path, encoding=encoding)] == [
             " ".join(r["abstract"].split()) for r in items
         ]
     finally:
-        tagger.corpus.PIECE_BYTES = original
+        tagger.reading.source.PIECE_BYTES = original

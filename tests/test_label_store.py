@@ -16,11 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tagger.cli import main
-from tagger.corpus import Abstract, abstract_id, read_abstracts
 from tagger.labelling import Suggestion, label_session
 from tagger.labels import load_areas, load_labels, load_training_set, read_labelled_file
 from tagger.labelstore import LabelledFile, ProjectLabels
 from tagger.prediction import Prediction
+from tagger.reading import Abstract, abstract_id, read_abstracts
 
 AREAS = load_areas(ROOT / "labels" / "areas.csv")
 SLUGS = [area.slug for area in AREAS]

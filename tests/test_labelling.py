@@ -14,10 +14,10 @@ from conftest import LABELS, ROOT
 
 from tagger import load_model
 from tagger.cli import main
-from tagger.corpus import Abstract, abstract_id, read_abstracts
 from tagger.labelling import label_session, suggest
 from tagger.labels import load_areas, load_training_set
 from tagger.labelstore import ProjectLabels
+from tagger.reading import Abstract, abstract_id, read_abstracts
 
 PILE = [
     "We bound the regret of online convex optimisation with delayed feedback.",

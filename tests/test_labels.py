@@ -3,9 +3,9 @@ import csv
 import pytest
 from conftest import LABELS, SEEDS
 
-from tagger.corpus import read_abstracts
 from tagger.errors import LabelError
 from tagger.labels import load_areas, load_labels, load_training_set, read_labelled_file
+from tagger.reading import read_abstracts
 
 AREAS = ["llm", "vision", "generative", "rl", "robotics", "theory", "optimization", "probabilistic", "safety",
          "science", "systems"]  # fmt: skip

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 import tagger
 from tagger import Prediction, load_model, predict
 from tagger.card import FORMAT_VERSION, ModelCard
-from tagger.corpus import read_abstracts
 from tagger.errors import ModelError, TaggerError, UsageError
 from tagger.model import CARD_FILE, Model, shipped_model_dir
+from tagger.reading import read_abstracts
 
 SEED_TEXTS = [a.text for a in read_abstracts([SEEDS])]
 

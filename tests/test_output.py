@@ -244,8 +244,8 @@ kept_values = st.one_of(
 )
 @settings(max_examples=80)
 def test_csv_cells_by_column_equal_the_rows_written_one_dict_at_a_time(shipped, kept, keep, tags):
-    from tagger.corpus import Abstract
     from tagger.output import ChunkRows, Layout, RowWriter
+    from tagger.reading import Abstract
 
     chunk = [Abstract(str(i), "Robots grasp cups.", "a.jsonl", i, i, extra=row) for i, row in enumerate(kept)]
     layout = Layout(top_k=2 if tags else None, keep=keep)

@@ -21,7 +21,7 @@ from conftest import SEEDS, run
 from tagger import batch, cli
 from tagger.batch import CHUNK_SIZE, tag_abstracts, tag_blocks
 from tagger.cli import main
-from tagger.corpus import Abstract, read_abstracts
+from tagger.reading import Abstract, read_abstracts
 
 SENTENCES = [s for a in read_abstracts([SEEDS]) for s in a.text.split(". ")]
 
@@ -117,7 +117,7 @@ def test_forked_workers_never_write_what_was_printed_before_again(big_pile):
     Linux its workers are forked.)"""
     script = (
         "import sys; from tagger.batch import tag_abstracts, _can_fork;"
-        "from tagger.corpus import read_abstracts; from tagger import load_model;"
+        "from tagger.reading import read_abstracts; from tagger import load_model;"
         "print('printed before', _can_fork(), end='');"
         "n = sum(1 for _ in tag_abstracts(read_abstracts([sys.argv[1]]), load_model(), jobs=2));"
         "print('', n)"

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from tagger import load_model, train
 from tagger.calibration import softmax
 from tagger.card import Calibration, ModelCard
-from tagger.corpus import read_abstracts
 from tagger.errors import UsageError
 from tagger.labels import Area, TrainingSet
+from tagger.reading import read_abstracts
 from tagger.settings import SELECTION_GRID, TrainingSettings
 from tagger.training import cross_validate, export, fit_pipeline
 

@@ -194,7 +194,7 @@ def test_explain_reads_its_input_as_it_goes():
 
     from tagger import load_model
     from tagger.cli import _explained
-    from tagger.corpus import Abstract
+    from tagger.reading import Abstract
 
     endless = (Abstract(str(i), f"Robots grasp cup {i}.", "<gen>", i, i) for i in itertools.count())
     first = list(itertools.islice(_explained(endless, load_model()), 3))

@@ -38,7 +38,7 @@ MEMORY_TARGET_MB = 400
 
 def sentences() -> list[str]:
     sys.path.insert(0, str(ROOT))
-    from tagger.corpus import read_abstracts
+    from tagger.reading import read_abstracts
 
     return [s for a in read_abstracts([ROOT / "seeds"]) for s in a.text.split(". ") if s]
 

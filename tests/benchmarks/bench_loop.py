@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 from devdata import MAPPING, document, load, load_mapping
 
-from tagger.corpus import Abstract, abstract_id
 from tagger.labelling import suggest
 from tagger.labels import TrainingSet, load_training_set
+from tagger.reading import Abstract, abstract_id
 from tagger.training import train
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,0 +1,229 @@
+"""Reading abstracts from files of every supported format, one at a time, in input order.
+
+Formats, chosen by file extension (or ``input_format`` for stdin and odd names):
+
+* ``.txt``: paragraphs separated by blank lines; a short first line standing alone before the
+  abstracts (such as ``NeurIPS 2026 Papers``) is a heading, not an abstract.
+* ``.csv``: a header row with an ``abstract`` column; optional ``id``, ``title``, ``area``.
+* ``.jsonl``: one JSON object a line with an ``abstract`` string; optional ``id``, ``title``,
+  ``area``.
+
+Every abstract gets an id: the file's own ``id`` when it has one, otherwise a hash of the
+whitespace-normalised text, so the same abstract has the same id wherever it is stored.
+
+A bad record (a broken JSON line, an empty abstract, a ragged CSV row, bytes that are not
+text in the file's encoding) stops the read with an :class:`InputError` naming the file and
+line, or, with ``skip_bad``, is left out and listed in the :class:`ReadReport`. Nothing is
+left out silently: headings, empty files and ignored files are listed there too.
+"""
+
+from __future__ import annotations
+
+import codecs
+import lzma
+import sys
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import IO
+
+from ..errors import InputError
+from .abstracts import KEEP_ALL, Abstract, Columns, abstract_id, content_id, document, normalise_whitespace
+from .files import (
+    COMPRESSIONS,
+    FORMAT_LIST,
+    FORMATS,
+    STDIN,
+    STDIN_NAME,
+    _compression_of,
+    _open,
+    display_name,
+    find_files,
+    format_of,
+)
+from .records import (
+    DELIMITERS,
+    MAX_ABSTRACT_CHARS,
+    Record,
+    _from_record,
+    _read_csv,
+    _read_json,
+    _read_jsonl,
+    _read_parquet,
+    _read_tsv,
+    _read_txt,
+    _record_problem,
+    field_names,
+    header_delimiter,
+)
+from .source import MAX_LINE_BYTES, NOT_FOR_FILES, PIECE_BYTES, ReadReport, _Options, _Source
+
+__all__ = [  # what the rest of tagger (and a user) reads abstracts with
+    "DELIMITERS",
+    "FORMATS",
+    "FORMAT_LIST",
+    "KEEP_ALL",
+    "MAX_ABSTRACT_CHARS",
+    "MAX_LINE_BYTES",
+    "PIECE_BYTES",
+    "STDIN",
+    "STDIN_NAME",
+    "Abstract",
+    "Columns",
+    "ReadReport",
+    "abstract_id",
+    "content_id",
+    "display_name",
+    "document",
+    "field_names",
+    "find_files",
+    "format_of",
+    "header_delimiter",
+    "normalise_whitespace",
+    "read_abstracts",
+]
+
+
+def read_abstracts(
+    paths: Iterable[str | Path],
+    *,
+    input_format: str | None = None,
+    encoding: str = "utf-8",
+    skip_bad: bool = False,
+    report: ReadReport | None = None,
+    stdin: IO | None = None,
+    columns: Columns | None = None,
+) -> Iterator[Abstract]:
+    """Every abstract in ``paths`` (files, directories, or ``-`` for stdin), in input order.
+    Missing paths and unknown encodings are reported at once, before anything is read.
+    ``columns`` names the columns or fields to read (default: ``abstract``, ``title``, ``id``,
+    ``area``)."""
+    report = report if report is not None else ReadReport()
+    try:
+        codec = codecs.lookup(encoding)
+    except LookupError:
+        raise InputError(
+            f"unknown encoding {encoding!r}",
+            fix="Use a Python codec name such as utf-8 or latin-1.",
+        ) from None
+    if not codec._is_text_encoding or codec.name in NOT_FOR_FILES:
+        raise InputError(
+            f"{encoding!r} is not an encoding of text files",
+            fix="Use one such as utf-8, latin-1 or utf-16.",
+        )
+    if input_format is not None and input_format not in FORMATS:
+        raise InputError(f"unknown input format {input_format!r}", fix=f"Use one of {', '.join(FORMATS)}.")
+    files = find_files(paths, report, skip_bad)
+    options = _Options(input_format, encoding, skip_bad, columns or Columns(), report)
+    return _read_files(files, options, stdin)
+
+
+def _read_files(files: list[Path], options: _Options, stdin: IO | None) -> Iterator[Abstract]:
+    for path in files:
+        if str(path) == STDIN:
+            stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", sys.stdin)
+            source = _Source(STDIN_NAME, stream, options, is_stdin=True)
+            yield from _read_file(source, options.input_format or _sniff_stdin(source))
+            continue
+        fmt = options.input_format or format_of(path)
+        if fmt is None:
+            unknown = InputError(
+                f"unknown file type {path.suffix or '(no extension)'!r}",
+                where=str(path),
+                fix=f"Use one of {FORMAT_LIST}, or say which with --input-format.",
+            )
+            options.bad(unknown)
+            continue
+        if fmt == "parquet":
+            rows = [0]
+            yield from _abstracts(
+                display_name(path), _read_parquet(path, options, rows), options, lambda rows=rows: not rows[0]
+            )
+            continue
+        try:
+            stream = _open(path)
+        except OSError as error:
+            options.bad(InputError(f"cannot read ({error.strerror or error})", where=str(path)))
+            continue
+        except ImportError as error:
+            options.bad(InputError(str(error), where=str(path), fix="pip install 'tagger[zstd]'"))
+            continue
+        with stream:
+            try:
+                yield from _read_file(_Source(display_name(path), stream, options), fmt)
+            except (
+                OSError,
+                EOFError,
+                zlib.error,
+                lzma.LZMAError,
+            ) as error:  # a damaged compressed file
+                kind = COMPRESSIONS.get(_compression_of(path.name) or "", "file")
+                options.bad(
+                    InputError(f"damaged {kind} data ({error})", where=str(path), fix="Leave it out.")
+                )
+
+
+def _sniff_stdin(source: _Source) -> str:
+    """The format of standard input from its first bytes: JSON lines when it starts with
+    ``{``, a JSON array with ``[``, CSV when its first line is a header naming the abstract
+    column, otherwise text. Any format but text is noted in the report."""
+    peek = getattr(source.stream, "peek", None)
+    head = peek(65536)[:65536] if peek else b""
+    text = head.decode(source.encoding, errors="replace").lstrip("\ufeff")
+    first_line = text.lstrip().split("\n", 1)[0]
+    fmt = "txt"
+    if first_line.startswith("{"):
+        fmt = "jsonl"
+    elif first_line.startswith("["):
+        fmt = "json"
+    elif header_delimiter(first_line, source.options.columns, require=True):
+        fmt = "csv"
+    if fmt != "txt":
+        source.options.report.notes.append(
+            f"{STDIN_NAME}: read as {fmt} (from its first line; --input-format says otherwise)"
+        )
+    return fmt
+
+
+READERS = {"txt": _read_txt, "csv": _read_csv, "tsv": _read_tsv, "jsonl": _read_jsonl, "json": _read_json}
+
+
+def _read_file(source: _Source, fmt: str) -> Iterator[Abstract]:
+    problem = source.binary_problem()
+    records = [problem] if problem else READERS[fmt](source)
+    yield from _abstracts(
+        source.name, records, source.options, lambda: source.size == 0 and not source.is_stdin
+    )
+
+
+def _abstracts(
+    name: str, records: Iterable[Record | InputError], options: _Options, empty: Callable[[], bool]
+) -> Iterator[Abstract]:
+    """The one place where a reader's records become abstracts: a bad record goes to
+    ``--skip-bad`` (or stops the read), the abstract's limits are applied, positions are
+    counted, and the report is kept (what was read, and a note when a file held none)."""
+    report = options.report
+    report.files += 1
+    headings, skipped = len(report.headings), len(report.skipped)
+    position = 0
+    for record in records:
+        problem = record if isinstance(record, InputError) else _record_problem(record.fields, record.where)
+        if problem:
+            options.bad(problem)
+            continue
+        position += 1
+        report.read += 1
+        yield _from_record(record.fields, name, position, record.line, record.kept)
+    _note_if_empty(name, position, report, headings, skipped, empty=empty())
+
+
+def _note_if_empty(
+    name: str, found: int, report: ReadReport, headings: int, skipped: int, empty: bool
+) -> None:
+    if found == 0 and len(report.skipped) == skipped:
+        if len(report.headings) > headings:
+            report.notes.append(f"{name}: only a heading, no abstracts")
+        elif empty:
+            report.notes.append(f"{name}: empty file")
+        else:
+            report.notes.append(f"{name}: no abstracts")

@@ -1,0 +1,538 @@
+"""The readers of each format: a source's text (or a Parquet file's batches) as records to
+make abstracts of, or problems (bad records) for the driver to apply ``--skip-bad`` to."""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import functools
+import itertools
+import json
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from ..errors import InputError
+from ..text import join_broken_words
+from .abstracts import KEEP_ALL, Abstract, Columns, _clean, _id_of_normalised, normalise_whitespace
+from .files import display_name
+from .source import MAX_LINE_BYTES, _Options, _Source
+
+
+class Record(NamedTuple):
+    """A record a reader found, to make an abstract of: its roles' values (role -> value: the
+    abstract, and the title, id and area where it has them), the line (or Parquet row) it
+    starts on, where that is (for messages), and its kept columns (``--keep``)."""
+
+    fields: dict
+    line: int
+    where: str
+    kept: dict | None = None
+
+
+DELIMITERS = (",", ";", "\t", "|")  # a CSV file's delimiter is the one its header splits on
+
+
+HEADING_MAX_WORDS = 12
+
+
+# An abstract longer than this many characters (a thousand long abstracts) is a bad record:
+# tagging it would take memory in proportion (about 25 bytes a character).
+MAX_ABSTRACT_CHARS = 5_000_000
+
+
+def _make(
+    text: str,
+    source: str,
+    position: int,
+    line: int,
+    *,
+    id_: str = "",
+    title: str = "",
+    area: str = "",
+    extra: dict | None = None,
+) -> Abstract:
+    text = _clean(text)
+    title = normalise_whitespace(title) if title else ""
+    return Abstract(id_ or _id_of_normalised(text), text, source, position, line, title, area.strip(), extra)
+
+
+def _too_long(size: int, where: str) -> InputError | None:
+    """The error for an abstract of ``size`` characters, if it is over the limit."""
+    if size <= MAX_ABSTRACT_CHARS:
+        return None
+    return InputError(
+        f"an abstract of {size:,} characters, over the limit of {MAX_ABSTRACT_CHARS:,}",
+        where=where,
+        fix="Split it (in .txt files, a blank line separates abstracts), or leave it out with --skip-bad.",
+    )
+
+
+def _paragraphs(lines: Iterable[str]) -> Iterator[tuple[int, int, list[str], int]]:
+    """(first line, last line, lines, characters) of each blank-line-separated paragraph; the
+    lines of one longer than :data:`MAX_ABSTRACT_CHARS` are not kept (it is too long anyway)."""
+    paragraph: list[str] = []
+    start = size = number = 0
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            if not size:
+                start = number
+            size += len(line)
+            if size <= MAX_ABSTRACT_CHARS:
+                paragraph.append(line)
+            else:
+                paragraph.clear()
+        elif size:
+            yield start, number - 1, paragraph, size
+            paragraph, size = [], 0
+    if size:
+        yield start, number, paragraph, size
+
+
+def _is_heading(lines: list[str]) -> bool:
+    text = lines[0].strip()
+    return len(lines) == 1 and len(text.split()) <= HEADING_MAX_WORDS and text[-1] not in ".!?"
+
+
+def _read_txt(source: _Source) -> Iterator[Record | InputError]:
+    report = source.report
+    for index, (first, last, lines, size) in enumerate(_paragraphs(source.lines())):
+        where = f"{source.name}:{first}"
+        error = source.check_text(first, last, where) or _too_long(size, where)
+        if error:
+            yield error
+            continue
+        # A short title-like first paragraph is a heading; on stdin a single short line is
+        # a (short) abstract typed or piped in on its own.
+        if index == 0 and _is_heading(lines) and not source.is_stdin:
+            report.headings.append(where)
+            continue
+        text = "".join(lines)
+        if not join_broken_words(text).strip():
+            continue  # only soft hyphens: blank
+        yield Record({"abstract": text}, first, where)
+
+
+def header_delimiter(line: str, columns: Columns, require: bool = False) -> str | None:
+    """The delimiter a CSV header line splits on: the one that yields the abstract column,
+    else (unless ``require``) the one that yields the most columns."""
+    best, most = None, 1
+    for delimiter in DELIMITERS:
+        try:
+            cells = next(csv.reader([line], delimiter=delimiter))
+        except (csv.Error, StopIteration):
+            continue
+        if columns.abstract.lower() in (cell.strip().lower() for cell in cells):
+            return delimiter
+        if len(cells) > most:
+            best, most = delimiter, len(cells)
+    return None if require else best
+
+
+@functools.lru_cache(maxsize=64)
+def _fields_of_keys(keys: tuple[str, ...], columns: Columns) -> dict[str, str]:
+    """:func:`field_names` of a JSON object's keys, remembered: the records of a file
+    nearly always have the same keys. The dict returned is shared: read it, never change it."""
+    return field_names(keys, columns)
+
+
+def field_names(available: Sequence[str], columns: Columns) -> dict[str, str]:
+    """Role (abstract, title, id, area) -> the name it has in ``available``, matched without
+    regard to case; roles without a match are left out."""
+    by_lower: dict[str, str] = {}
+    for name in available:
+        by_lower.setdefault(str(name).strip().lower(), name)
+    return {
+        role: by_lower[name.lower()] for role, name in columns.roles().items() if name.lower() in by_lower
+    }
+
+
+def _no_abstract(available: Sequence[str], columns: Columns, what: str) -> str:
+    """'no 'abstract' column (columns: ...); did you mean ...?'"""
+    names = [str(name) for name in available]
+    close = difflib.get_close_matches(columns.abstract.lower(), [n.lower() for n in names], n=3, cutoff=0.5)
+    known = [name for name in names if name.lower() in close] or [
+        name for name in names if name.strip().lower() in ("summary", "text", "abstract_text", "body")
+    ]
+    hint = f"; did you mean {' or '.join(repr(name) for name in known)}?" if known else ""
+    listed = ", ".join(repr(name) for name in names[:20]) + (", ..." if len(names) > 20 else "")
+    return f"no {columns.abstract!r} {what} ({what}s: {listed}){hint}"
+
+
+COLUMN_FIX = "Name the {what} that holds the abstracts with --column (and --title-column, --id-column)."
+
+
+def _read_tsv(source: _Source) -> Iterator[Record | InputError]:
+    return _read_csv(source, delimiter="\t")
+
+
+def _read_csv(source: _Source, delimiter: str | None = None) -> Iterator[Record | InputError]:
+    """CSV with a header; the delimiter (unless given) is the one the header splits on."""
+    columns = source.options.columns
+    lines = source.lines()
+    first = next(lines, None)
+    if first is None:
+        return
+    delimiter = delimiter or header_delimiter(first, columns) or ","
+    reader = csv.reader(itertools.chain([first], lines), delimiter=delimiter, strict=True)
+    try:
+        header = next(reader, None)
+    except csv.Error as error:
+        yield InputError(f"unreadable CSV header ({error})", where=f"{source.name}:1")
+        return
+    if header is None:
+        return
+    problem = source.check_text(1, reader.line_num, f"{source.name}:1")
+    index_of = {name: i for i, name in reversed(list(enumerate(header)))}
+    fields = field_names(header, columns)
+    if problem is None and "abstract" not in fields:
+        problem = InputError(
+            _no_abstract(header, columns, "column"),
+            where=f"{source.name}:1",
+            fix=COLUMN_FIX.format(what="column"),
+        )
+    if problem:  # the whole file is left out
+        yield problem
+        return
+    index = {role: index_of[name] for role, name in fields.items()}
+    keeper = _keeper(header, columns.keep)
+    while True:
+        start = reader.line_num + 1
+        where = f"{source.name}:{start}"
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            problem_text = (
+                "a quoted field runs to the end of the file" if "end of data" in str(error) else str(error)
+            )
+            yield InputError(f"malformed CSV row ({problem_text})", where=where, fix="Fix its quoting.")
+            continue
+        if not any(cell.strip() for cell in row):
+            continue  # a blank line
+        problem = source.check_text(start, reader.line_num, where)
+        if problem is None and len(row) != len(header):
+            problem = InputError(
+                f"row has {len(row)} cells, the header has {len(header)}",
+                where=where,
+                fix="Quote cells that contain the delimiter or line breaks.",
+            )
+        if problem:
+            yield problem
+            continue
+        yield Record({role: row[i] for role, i in index.items()}, start, where, keeper(row))
+
+
+def _record_problem(record: dict, where: str) -> InputError | None:
+    """The problem with a record's abstract (role -> value), if it has one: empty, or over
+    :data:`MAX_ABSTRACT_CHARS`."""
+    text = record["abstract"]
+    if not text or text.isspace():
+        return InputError("empty abstract", where=where, fix="Fill it in or remove the record.")
+    return _too_long(len(text), where)
+
+
+def _kept(fields: Iterable[tuple[str, object]], keep: tuple[str, ...]) -> dict | None:
+    """The kept columns of a record's (name, value) pairs (as named in ``keep``, matched
+    without regard to case; every one for :data:`KEEP_ALL`), or None when nothing is kept."""
+    if not keep:
+        return None
+    if keep == KEEP_ALL:
+        return dict(fields)
+    by_lower = {str(name).lower(): value for name, value in reversed(list(fields))}
+    return {name: by_lower.get(name.lower()) for name in keep}
+
+
+def _keeper(header: list[str], keep: tuple[str, ...]):
+    """A function from a CSV row (cells in ``header``'s order) to its kept columns (see
+    :func:`_kept`), with the columns looked up once for the file, not in every row."""
+    if not keep:
+        return lambda row: None
+    if keep == KEEP_ALL:
+        return lambda row: dict(zip(header, row))
+    at: dict[str, int] = {}
+    for i, name in enumerate(header):
+        at.setdefault(name.lower(), i)
+    where = [(name, at.get(name.lower())) for name in keep]
+    return lambda row: {name: None if i is None else row[i] for name, i in where}
+
+
+def _from_record(record: dict, source: str, position: int, line: int, kept: dict | None) -> Abstract:
+    """An abstract from a record's roles (role -> value; an id may be any JSON scalar) and
+    its kept columns."""
+    identifier, title, area = record.get("id"), record.get("title"), record.get("area")
+    return _make(
+        record["abstract"],
+        source,
+        position,
+        line,
+        id_="" if identifier is None else str(identifier).strip(),
+        title=title if isinstance(title, str) else "",
+        area=area if isinstance(area, str) else "",
+        extra=kept,
+    )
+
+
+_scan_json = json.JSONDecoder().scan_once
+
+
+def _json_line(line: str):
+    """``json.loads(line)``, a third faster for a line that is one JSON value (then
+    whitespace): the decoder's scanner without its wrapper's regular expressions. Anything
+    else goes to ``json.loads``, which reads it or raises its own error."""
+    try:
+        value, end = _scan_json(line, 0)
+    except (StopIteration, ValueError):
+        return json.loads(line)
+    if end != len(line) and not line[end:].isspace():
+        return json.loads(line)  # raises "Extra data"
+    return value
+
+
+def _object_problem(value, where: str, columns: Columns) -> tuple[dict, InputError | None]:
+    """A JSON value as a record (role -> value), or why it cannot be one."""
+    if not isinstance(value, dict):
+        return {}, InputError(
+            f"a JSON {type(value).__name__}, not an object", where=where, fix=_shape_fix(columns)
+        )
+    fields = _fields_of_keys(tuple(value), columns)
+    record = {role: value[name] for role, name in fields.items()}
+    if "abstract" not in record:
+        return {}, InputError(
+            _no_abstract(list(value), columns, "field"),
+            where=where,
+            fix=COLUMN_FIX.format(what="field"),
+        )
+    if not isinstance(record["abstract"], str):
+        kind = type(record["abstract"]).__name__
+        return {}, InputError(
+            f"{fields['abstract']!r} is a {kind}, not a string", where=where, fix=_shape_fix(columns)
+        )
+    return record, None  # (the driver checks the abstract itself)
+
+
+def _shape_fix(columns: Columns) -> str:
+    return f'Write each record as {{"{columns.abstract}": "..."}}.'
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _surrogate_problem(text: str, value, where: str) -> InputError | None:
+    """The problem with a JSON value whose text escapes a lone surrogate (half of a
+    character: it cannot be written as UTF-8, or tagged). Pairs that make a character are
+    fine; only text with such an escape is looked at."""
+    if not _SURROGATE_ESCAPE.search(text):
+        return None
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as error:
+        half = error.object[error.start]
+        return InputError(
+            f"holds a lone surrogate (\\u{ord(half):04x}, half of a character), which is not text",
+            where=where,
+            fix="Fix the escape (a character past U+FFFF is a pair: \\ud83d\\ude00), or remove it.",
+        )
+    return None
+
+
+def _json_error(error: Exception) -> str:
+    if isinstance(error, json.JSONDecodeError):  # "... starting at" goes on with the column
+        return f"{error.msg} column {error.colno}" if error.msg.endswith(" at") else error.msg
+    if isinstance(error, RecursionError):
+        return "nested too deeply"
+    return str(error).split(";")[0]  # e.g. a number past Python's digit limit
+
+
+def _read_jsonl(source: _Source) -> Iterator[Record | InputError]:
+    keep = source.options.columns.keep
+    for number, line in enumerate(source.lines(), start=1):
+        if not line or line.isspace():
+            continue
+        where = f"{source.name}:{number}"
+        problem = source.check_text(number, number, where)
+        record: dict = {}
+        if problem is None:
+            try:
+                value = _json_line(line)
+            except (ValueError, RecursionError) as error:
+                problem = InputError(
+                    f"not valid JSON ({_json_error(error)})",
+                    where=where,
+                    fix="Fix or remove this line.",
+                )
+            else:
+                record, problem = _object_problem(value, where, source.options.columns)
+                problem = problem or _surrogate_problem(line, value, where)
+        if problem:
+            yield problem
+            continue
+        yield Record(record, number, where, _kept(value.items(), keep))
+
+
+def _read_json(source: _Source) -> Iterator[Record | InputError]:
+    """A JSON array of objects, read one element at a time: the file is never held whole
+    (unless it is all on one line), and each character is scanned a bounded number of times."""
+    decoder = json.JSONDecoder()
+    pieces = source.lines(pieces=True)  # lines, and a long line in pieces
+    buffer, at, at_line = "", 0, 1  # text read and not yet parsed: buffer[at:], from line at_line
+    opened, keep = False, source.options.columns.keep
+
+    def more(at_least: int = 1) -> bool:
+        """Read on, at least ``at_least`` characters (doubling what an unfinished element
+        has, so each character is parsed a bounded number of times); False at the end."""
+        nonlocal buffer, at
+        read, size = [], 0
+        while size < at_least and (piece := next(pieces, None)) is not None:
+            read.append(piece)
+            size += len(piece)
+        if not read:
+            return False
+        buffer, at = buffer[at:] + "".join(read), 0
+        return True
+
+    def advance(to: int) -> None:
+        nonlocal at, at_line
+        at_line += buffer.count("\n", at, to)
+        at = to
+
+    while True:
+        while at < len(buffer) and buffer[at] in " \t\r\n\ufeff":
+            advance(at + 1)
+        if at == len(buffer):
+            if more():
+                continue
+            if opened:
+                yield (InputError("the JSON array is not closed", where=f"{source.name}:{at_line}"))
+            return
+        char = buffer[at]
+        if not opened:
+            if char != "[":
+                fix = "Write the records as a JSON array, or one object a line in a .jsonl file."
+                yield (InputError("not a JSON array", where=f"{source.name}:1", fix=fix))
+                return
+            opened = True
+            advance(at + 1)
+            continue
+        if char == "]":
+            return
+        if char == ",":
+            advance(at + 1)
+            continue
+        where = f"{source.name}:{at_line}"
+        try:
+            value, end = decoder.raw_decode(buffer, at)
+        except json.JSONDecodeError as error:
+            unparsed = len(buffer) - at
+            # The text read so far ends inside the element (a string runs on, or the error
+            # is at its end): read on, unless the element is already over the limit.
+            goes_on = error.msg.startswith("Unterminated string") or error.pos >= len(buffer.rstrip()) - 1
+            if goes_on and unparsed > MAX_LINE_BYTES:
+                yield (
+                    InputError(
+                        f"a JSON element of over {MAX_LINE_BYTES:,} characters (no abstract is that long)",
+                        where=where,
+                        fix="Leave it out of the array.",
+                    )
+                )
+                return
+            if goes_on and more(unparsed):
+                continue
+            line = at_line + buffer.count("\n", at, error.pos)
+            yield (
+                InputError(
+                    f"not valid JSON ({error.msg})", where=f"{source.name}:{line}", fix="Fix this record."
+                )
+            )
+            return
+        except (ValueError, RecursionError) as error:
+            yield (InputError(f"not valid JSON ({_json_error(error)})", where=where))
+            return
+        start, text = at_line, buffer[at:end]
+        advance(end)
+        problem = source.check_text(start, at_line, where)
+        record: dict = {}
+        if problem is None:
+            record, problem = _object_problem(value, where, source.options.columns)
+            problem = problem or _surrogate_problem(text, value, where)
+        if problem:
+            yield problem
+            continue
+        yield Record(record, start, where, _kept(value.items(), keep))
+
+
+def _read_parquet(path: Path, options: _Options, rows: list[int]) -> Iterator[Record | InputError]:
+    """A Parquet file's rows, a batch at a time; ``rows[0]`` counts the rows seen."""
+    try:
+        import pyarrow.parquet as parquet
+    except ImportError:
+        yield InputError(
+            "reading .parquet needs pyarrow", where=str(path), fix="pip install 'tagger[parquet]'"
+        )
+        return
+    name = display_name(path)
+    try:
+        table = parquet.ParquetFile(path)
+    except (OSError, ValueError) as error:
+        yield InputError(f"not a readable Parquet file ({error})", where=name, fix="Leave it out.")
+        return
+    names = table.schema_arrow.names
+    fields = field_names(names, options.columns)
+    twice = next((n for n in fields.values() if names.count(n) > 1), None)
+    if twice is not None:
+        yield InputError(
+            f"{names.count(twice)} columns named {twice!r}", where=name, fix="Rename all but one."
+        )
+        return
+    if "abstract" not in fields:
+        yield InputError(
+            _no_abstract(names, options.columns, "column"), where=name, fix=COLUMN_FIX.format(what="column")
+        )
+        return
+    keep = options.columns.keep
+    kept_names = (
+        []
+        if not keep
+        else names
+        if keep == KEEP_ALL
+        else [n for n in names if n.lower() in {k.lower() for k in keep}]
+    )
+    read = list(dict.fromkeys([*fields.values(), *kept_names]))
+    for batch in _batches(table, read):
+        if isinstance(batch, InputError):
+            yield InputError(batch.what, where=name, fix=batch.fix)
+            return
+        options.report.bytes_read += batch.nbytes
+        values_of = {column: batch.column(column).to_pylist() for column in read}
+        for i in range(batch.num_rows):
+            rows[0] += 1
+            record = {role: values_of[column][i] for role, column in fields.items()}
+            where = f"{name}:row {rows[0]}"
+            if not isinstance(record["abstract"], str):
+                yield InputError(
+                    f"{fields['abstract']!r} is empty or not text", where=where, fix="Fill it in."
+                )
+                continue
+            kept = _kept(((column, values_of[column][i]) for column in kept_names), keep)
+            yield Record(record, rows[0], where, kept)
+
+
+def _batches(table, columns: list[str]):
+    """The record batches of a Parquet file; damaged data ends them with an error (its
+    message's first line, printable)."""
+    import pyarrow
+
+    batches = table.iter_batches(columns=columns)
+    while True:
+        try:
+            batch = next(batches, None)
+        except (OSError, ValueError, pyarrow.ArrowException) as error:
+            first = str(error).strip().split("\n")[0]
+            reason = "".join(c if c.isprintable() else " " for c in first)[:200]
+            yield InputError(f"damaged Parquet data ({reason})", fix="Leave it out.")
+            return
+        if batch is None:
+            return
+        yield batch
