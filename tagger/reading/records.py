@@ -346,30 +346,30 @@ def _json_error(error: Exception) -> str:
     return str(error).split(";")[0]  # e.g. a number past Python's digit limit
 
 
+def _json_record(value, text: str, line: int, where: str, columns: Columns) -> Record | InputError:
+    """A JSON value (parsed from ``text``) as a record, or why it cannot be one."""
+    record, problem = _object_problem(value, where, columns)
+    problem = problem or _surrogate_problem(text, value, where)
+    return problem or Record(record, line, where, _kept(value.items(), columns.keep))
+
+
 def _read_jsonl(source: _Source) -> Iterator[Record | InputError]:
-    keep = source.options.columns.keep
     for number, line in enumerate(source.lines(), start=1):
         if not line or line.isspace():
             continue
         where = f"{source.name}:{number}"
         problem = source.check_text(number, number, where)
-        record: dict = {}
-        if problem is None:
-            try:
-                value = _json_line(line)
-            except (ValueError, RecursionError) as error:
-                problem = InputError(
-                    f"not valid JSON ({_json_error(error)})",
-                    where=where,
-                    fix="Fix or remove this line.",
-                )
-            else:
-                record, problem = _object_problem(value, where, source.options.columns)
-                problem = problem or _surrogate_problem(line, value, where)
         if problem:
             yield problem
             continue
-        yield Record(record, number, where, _kept(value.items(), keep))
+        try:
+            value = _json_line(line)
+        except (ValueError, RecursionError) as error:
+            yield InputError(
+                f"not valid JSON ({_json_error(error)})", where=where, fix="Fix or remove this line."
+            )
+            continue
+        yield _json_record(value, line, number, where, source.options.columns)
 
 
 def _read_json(source: _Source) -> Iterator[Record | InputError]:
@@ -378,7 +378,7 @@ def _read_json(source: _Source) -> Iterator[Record | InputError]:
     decoder = json.JSONDecoder()
     pieces = source.lines(pieces=True)  # lines, and a long line in pieces
     buffer, at, at_line = "", 0, 1  # text read and not yet parsed: buffer[at:], from line at_line
-    opened, keep = False, source.options.columns.keep
+    opened = False
 
     def more(at_least: int = 1) -> bool:
         """Read on, at least ``at_least`` characters (doubling what an unfinished element
@@ -452,15 +452,9 @@ def _read_json(source: _Source) -> Iterator[Record | InputError]:
             return
         start, text = at_line, buffer[at:end]
         advance(end)
-        problem = source.check_text(start, at_line, where)
-        record: dict = {}
-        if problem is None:
-            record, problem = _object_problem(value, where, source.options.columns)
-            problem = problem or _surrogate_problem(text, value, where)
-        if problem:
-            yield problem
-            continue
-        yield Record(record, start, where, _kept(value.items(), keep))
+        yield source.check_text(start, at_line, where) or _json_record(
+            value, text, start, where, source.options.columns
+        )
 
 
 def _read_parquet(path: Path, options: _Options, rows: list[int]) -> Iterator[Record | InputError]:
