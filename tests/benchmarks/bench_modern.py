@@ -1,7 +1,7 @@
 """Modern benchmark: how a model tags hand-labelled abstracts of 2022-24 it never saw.
 
 Usage:
-    python tests/benchmarks/bench_modern.py MODERN.jsonl [--model DIR ...]
+    python tests/benchmarks/bench_modern.py MODERN.jsonl [--model DIR ...] [--train-years 2022,2023 | --by-year]
 
 MODERN.jsonl is ``../shared/bench/modern-labelled-dev.jsonl``: abstracts labelled by reading in
 the project's areas (``area``, a second area in ``alt`` where a paper sits between two, ``none``
@@ -10,6 +10,14 @@ an area: strict accuracy (the reader's area) and lenient (area or ``alt``) side 
 macro-F1 (strict), ECE (strict; the 10 equal-width bins of tagger.evaluate), mean confidence, and per area: count,
 recall, precision; then the share of ``none`` abstracts flagged ``needs_review``. A model
 trained on these abstracts must not be measured here (it saw them).
+
+With ``--train-years``, the abstracts of those years (with an area) become hand labels beside
+the repository's (``labels/`` and ``seeds/``), the shipped recipe is trained on them (settings
+search and calibration included), and every model is measured on the other years only. With
+``--by-year``, each year in turn is held out and tagged by the recipe trained with the other
+years' labels: the pooled predictions of every abstract by a model that did not see it
+(nested in years: the settings search and calibration run inside each training), against the
+shipped model on the same abstracts.
 """
 
 from __future__ import annotations
@@ -31,8 +39,14 @@ def load(path: Path) -> list[dict]:
 
 
 def measure(model, rows: list[dict]) -> dict:
+    """The figures of ``model`` on ``rows`` (a model, or a function from rows to predictions)."""
+    predict = (
+        model
+        if callable(model)
+        else lambda some: model.predict([document(r["abstract"], r["title"]) for r in some])
+    )
     labelled = [r for r in rows if r["area"] != "none"]
-    predictions = model.predict([document(r["abstract"], r["title"]) for r in labelled])
+    predictions = predict(labelled)
     areas = np.array([p.area for p in predictions])
     truth = np.array([r["area"] for r in labelled])
     alt = np.array([r.get("alt") or "" for r in labelled])
@@ -55,7 +69,7 @@ def measure(model, rows: list[dict]) -> dict:
         if a["n"]
     ]
     none = [r for r in rows if r["area"] == "none"]
-    flagged = [p.needs_review for p in model.predict([document(r["abstract"], r["title"]) for r in none])]
+    flagged = [p.needs_review for p in predict(none)] if none else []
     return {
         "n": len(labelled),
         "strict": float(strict.mean()),
@@ -69,17 +83,77 @@ def measure(model, rows: list[dict]) -> dict:
     }
 
 
+def trained_with(rows: list[dict]):
+    """The shipped recipe trained on the repository's labels and ``rows`` as hand labels."""
+    import dataclasses
+    import time
+
+    from tagger.labels import load_training_set
+    from tagger.reading import abstract_id
+    from tagger.training import train
+
+    root = Path(__file__).resolve().parents[2]
+    base = load_training_set(root / "labels", [root / "seeds"])
+    labelled = [r for r in rows if r["area"] != "none"]
+    training_set = dataclasses.replace(
+        base,
+        texts=base.texts + tuple(document(r["abstract"], r["title"]) for r in labelled),
+        labels=base.labels + tuple(r["area"] for r in labelled),
+        ids=base.ids + tuple(abstract_id(r["abstract"]) for r in labelled),
+    )
+    started = time.perf_counter()
+    model = train(training_set)
+    selection = model.card.settings_selection
+    print(
+        f"trained on {len(training_set.labels)} labels in {time.perf_counter() - started:.0f} s: "
+        f"abstract_weight {model.card.settings.abstract_weight}, C {model.card.settings.C}, "
+        f"temperature {model.card.calibration.temperature:.3f}, "
+        f"evidence scale {model.card.calibration.evidence_scale:.3f}"
+        + (f" ({selection.criterion})" if selection else "")
+    )
+    return model
+
+
+def held_out_by_year(rows: list[dict]):
+    """A function from rows to predictions, each by the recipe trained without its year."""
+    by_year = {
+        year: trained_with([r for r in rows if r["year"] != year])
+        for year in sorted({r["year"] for r in rows})
+    }
+
+    def predict(some: list[dict]) -> list:
+        predictions = {}
+        for year, model in by_year.items():
+            mine = [i for i, r in enumerate(some) if r["year"] == year]
+            found = (
+                model.predict([document(some[i]["abstract"], some[i]["title"]) for i in mine]) if mine else []
+            )
+            predictions.update(zip(mine, found))
+        return [predictions[i] for i in range(len(some))]
+
+    return predict
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("modern", type=Path)
     parser.add_argument("--model", action="append", default=[])
+    parser.add_argument("--train-years", help="comma-separated years whose abstracts become labels")
+    parser.add_argument("--by-year", action="store_true", help="hold out each year in turn (see above)")
     options = parser.parse_args()
     rows = load(options.modern)
-    print(f"{len(rows)} abstracts: {dict(Counter(r['area'] for r in rows).most_common())}")
-    for name in options.model or [None]:
-        figures = measure(load_model(name), rows)
+    models = [(name or "shipped", load_model(name)) for name in options.model or [None]]
+    if options.by_year:
+        models.append(("+ labels of the other years", held_out_by_year(rows)))
+    if options.train_years:
+        years = {int(y) for y in options.train_years.split(",")}
+        models.append((f"+ labels of {sorted(years)}", trained_with([r for r in rows if r["year"] in years])))
+        rows = [r for r in rows if r["year"] not in years]
+    print(f"{len(rows)} abstracts measured: {dict(Counter(r['area'] for r in rows).most_common())}")
+    for name, model in models:
+        figures = measure(model, rows)
         print(
-            f"\n{name or 'shipped'}: n {figures['n']}, accuracy strict {figures['strict']:.3f}, "
+            f"\n{name}: n {figures['n']}, accuracy strict {figures['strict']:.3f}, "
             f"with the second area {figures['lenient']:.3f}, macro-F1 {figures['macro_f1']:.3f}, "
             f"ECE {figures['ece']:.3f}, mean confidence {figures['mean_confidence']:.3f}; "
             f"'none' flagged {figures['none_flagged']:.2f} of {figures['none']}"
