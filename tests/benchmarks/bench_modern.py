@@ -2,6 +2,7 @@
 
 Usage:
     python tests/benchmarks/bench_modern.py MODERN.jsonl [--model DIR ...] [--train-years 2022,2023 | --by-year]
+                                            [--settings abstract_weight=0.3,C=3 ...] [--reliability]
 
 MODERN.jsonl is ``../shared/bench/modern-labelled-dev.jsonl``: abstracts labelled by reading in
 the project's areas (``area``, a second area in ``alt`` where a paper sits between two, ``none``
@@ -17,12 +18,16 @@ search and calibration included), and every model is measured on the other years
 ``--by-year``, each year in turn is held out and tagged by the recipe trained with the other
 years' labels: the pooled predictions of every abstract by a model that did not see it
 (nested in years: the settings search and calibration run inside each training), against the
-shipped model on the same abstracts.
+shipped model on the same abstracts. Each ``--settings`` adds the same held-out run with those
+training settings fixed (no search), to see what the search would have to find; with
+``--reliability``, each model's reliability table (equal-width confidence bins: count, mean
+confidence, accuracy) shows where its ECE comes from.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from collections import Counter
 from pathlib import Path
@@ -30,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from tagger import load_model
-from tagger.evaluate import expected_calibration_error
+from tagger.evaluate import calibration_bins, expected_calibration_error
 from tagger.reading import document
 
 
@@ -80,12 +85,12 @@ def measure(model, rows: list[dict]) -> dict:
         "none_flagged": float(np.mean(flagged)) if flagged else float("nan"),
         "none": len(none),
         "per_area": per_area,
+        "bins": calibration_bins(confidence, strict),
     }
 
 
-def trained_with(rows: list[dict]):
+def trained_with(rows: list[dict], settings=None):
     """The shipped recipe trained on the repository's labels and ``rows`` as hand labels."""
-    import dataclasses
     import time
 
     from tagger.labels import load_training_set
@@ -102,7 +107,7 @@ def trained_with(rows: list[dict]):
         ids=base.ids + tuple(abstract_id(r["abstract"]) for r in labelled),
     )
     started = time.perf_counter()
-    model = train(training_set)
+    model = train(training_set, settings)
     selection = model.card.settings_selection
     print(
         f"trained on {len(training_set.labels)} labels in {time.perf_counter() - started:.0f} s: "
@@ -114,10 +119,10 @@ def trained_with(rows: list[dict]):
     return model
 
 
-def held_out_by_year(rows: list[dict]):
+def held_out_by_year(rows: list[dict], settings=None):
     """A function from rows to predictions, each by the recipe trained without its year."""
     by_year = {
-        year: trained_with([r for r in rows if r["year"] != year])
+        year: trained_with([r for r in rows if r["year"] != year], settings)
         for year in sorted({r["year"] for r in rows})
     }
 
@@ -140,11 +145,24 @@ def main() -> None:
     parser.add_argument("--model", action="append", default=[])
     parser.add_argument("--train-years", help="comma-separated years whose abstracts become labels")
     parser.add_argument("--by-year", action="store_true", help="hold out each year in turn (see above)")
+    parser.add_argument(
+        "--settings", action="append", default=[], help="NAME=VALUE,... fixed, held out by year"
+    )
+    parser.add_argument("--reliability", action="store_true", help="print each model's reliability table")
     options = parser.parse_args()
     rows = load(options.modern)
     models = [(name or "shipped", load_model(name)) for name in options.model or [None]]
     if options.by_year:
         models.append(("+ labels of the other years", held_out_by_year(rows)))
+    for text in options.settings:
+        from tagger.settings import TrainingSettings
+
+        values = dict(item.split("=") for item in text.split(","))
+        fields = {f.name: f.type for f in dataclasses.fields(TrainingSettings)}
+        settings = TrainingSettings(
+            **{k: (float(v) if "float" in str(fields[k]) else int(v)) for k, v in values.items()}
+        )
+        models.append((f"+ labels of the other years, {text}", held_out_by_year(rows, settings)))
     if options.train_years:
         years = {int(y) for y in options.train_years.split(",")}
         models.append((f"+ labels of {sorted(years)}", trained_with([r for r in rows if r["year"] in years])))
@@ -158,6 +176,11 @@ def main() -> None:
             f"ECE {figures['ece']:.3f}, mean confidence {figures['mean_confidence']:.3f}; "
             f"'none' flagged {figures['none_flagged']:.2f} of {figures['none']}"
         )
+        if options.reliability:
+            for b in figures["bins"]:
+                print(
+                    f"  confidence {b['low']:.1f}-{b['high']:.1f}: {b['count']:4d}, mean {b['confidence']:.2f}, accuracy {b['accuracy']:.2f}"
+                )
         print(f"  {'area':<14}{'n':>4}{'recall':>8}{'precision':>10}")
         for area, a in figures["per_area"].items():
             print(f"  {area:<14}{a['n']:>4}{a['recall']:>8.2f}{a['precision']:>10.2f}")
