@@ -21,7 +21,9 @@ years' labels: the pooled predictions of every abstract by a model that did not 
 shipped model on the same abstracts. Each ``--settings`` adds the same held-out run with those
 training settings fixed (no search), to see what the search would have to find; with
 ``--reliability``, each model's reliability table (equal-width confidence bins: count, mean
-confidence, accuracy) shows where its ECE comes from.
+confidence, accuracy) shows where its ECE comes from; ``--isotonic`` adds, for each ``--settings``, the same models
+with their confidence mapped by an isotonic regression fitted to their own training's
+out-of-fold predictions (an experiment toward a calibration of another form).
 """
 
 from __future__ import annotations
@@ -116,23 +118,38 @@ def trained_with(rows: list[dict], settings=None):
         f"evidence scale {model.card.calibration.evidence_scale:.3f}"
         + (f" ({selection.criterion})" if selection else "")
     )
-    return model
+    return model, training_set
 
 
-def held_out_by_year(rows: list[dict], settings=None):
-    """A function from rows to predictions, each by the recipe trained without its year."""
-    by_year = {
-        year: trained_with([r for r in rows if r["year"] != year], settings)
-        for year in sorted({r["year"] for r in rows})
-    }
+def held_out_by_year(rows: list[dict], settings=None, isotonic: bool = False):
+    """A function from rows to predictions, each by the recipe trained without its year; with
+    ``isotonic``, each confidence mapped by an isotonic regression of correctness on confidence
+    fitted to the out-of-fold predictions of that training's own labels (an experiment: the
+    model's other probabilities are left as they are)."""
+    from sklearn.isotonic import IsotonicRegression
+
+    from tagger.training import cross_validate
+
+    by_year = {}
+    for year in sorted({r["year"] for r in rows}):
+        model, training_set = trained_with([r for r in rows if r["year"] != year], settings)
+        mapping = None
+        if isotonic:
+            folds = cross_validate(training_set, model.card.settings)
+            mapping = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip")
+            mapping.fit(folds.confidence, folds.correct)
+        by_year[year] = (model, mapping)
 
     def predict(some: list[dict]) -> list:
         predictions = {}
-        for year, model in by_year.items():
+        for year, (model, mapping) in by_year.items():
             mine = [i for i, r in enumerate(some) if r["year"] == year]
             found = (
                 model.predict([document(some[i]["abstract"], some[i]["title"]) for i in mine]) if mine else []
             )
+            if mapping is not None and found:
+                mapped = mapping.predict([p.confidence for p in found])
+                found = [dataclasses.replace(p, confidence=float(c)) for p, c in zip(found, mapped)]
             predictions.update(zip(mine, found))
         return [predictions[i] for i in range(len(some))]
 
@@ -149,6 +166,9 @@ def main() -> None:
         "--settings", action="append", default=[], help="NAME=VALUE,... fixed, held out by year"
     )
     parser.add_argument("--reliability", action="store_true", help="print each model's reliability table")
+    parser.add_argument(
+        "--isotonic", action="store_true", help="with --settings: also each with an isotonic confidence map"
+    )
     options = parser.parse_args()
     rows = load(options.modern)
     models = [(name or "shipped", load_model(name)) for name in options.model or [None]]
@@ -163,9 +183,13 @@ def main() -> None:
             **{k: (float(v) if "float" in str(fields[k]) else int(v)) for k, v in values.items()}
         )
         models.append((f"+ labels of the other years, {text}", held_out_by_year(rows, settings)))
+        if options.isotonic:
+            models.append(("  the same, isotonic map", held_out_by_year(rows, settings, isotonic=True)))
     if options.train_years:
         years = {int(y) for y in options.train_years.split(",")}
-        models.append((f"+ labels of {sorted(years)}", trained_with([r for r in rows if r["year"] in years])))
+        models.append(
+            (f"+ labels of {sorted(years)}", trained_with([r for r in rows if r["year"] in years])[0])
+        )
         rows = [r for r in rows if r["year"] not in years]
     print(f"{len(rows)} abstracts measured: {dict(Counter(r['area'] for r in rows).most_common())}")
     for name, model in models:
