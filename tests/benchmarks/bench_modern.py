@@ -21,7 +21,8 @@ years' labels: the pooled predictions of every abstract by a model that did not 
 shipped model on the same abstracts. Each ``--settings`` adds the same held-out run with those
 training settings fixed (no search), to see what the search would have to find; with
 ``--reliability``, each model's reliability table (equal-width confidence bins: count, mean
-confidence, accuracy) shows where its ECE comes from; ``--isotonic`` adds, for each ``--settings``, the same models
+confidence, accuracy) shows where its ECE comes from; ``--folds K --repeats R`` measures each ``--settings`` over R
+draws of K stratified random folds instead (mean and range of each figure); ``--isotonic`` adds, for each ``--settings``, the same models
 with their confidence mapped by an isotonic regression fitted to their own training's
 out-of-fold predictions (an experiment toward a calibration of another form).
 """
@@ -122,7 +123,13 @@ def trained_with(rows: list[dict], settings=None):
 
 
 def held_out_by_year(rows: list[dict], settings=None, isotonic: bool = False):
-    """A function from rows to predictions, each by the recipe trained without its year; with
+    """:func:`held_out` by year."""
+    return held_out(rows, {r["id"]: r["year"] for r in rows}, settings, isotonic)
+
+
+def held_out(rows: list[dict], group: dict, settings=None, isotonic: bool = False):
+    """A function from rows to predictions, each by the recipe trained without its group
+    (``group``: a row's id -> its group, a year or a fold); with
     ``isotonic``, each confidence mapped by an isotonic regression of correctness on confidence
     fitted to the out-of-fold predictions of that training's own labels (an experiment: the
     model's other probabilities are left as they are)."""
@@ -130,20 +137,20 @@ def held_out_by_year(rows: list[dict], settings=None, isotonic: bool = False):
 
     from tagger.training import cross_validate
 
-    by_year = {}
-    for year in sorted({r["year"] for r in rows}):
-        model, training_set = trained_with([r for r in rows if r["year"] != year], settings)
+    by_group = {}
+    for key in sorted(set(group.values())):
+        model, training_set = trained_with([r for r in rows if group[r["id"]] != key], settings)
         mapping = None
         if isotonic:
             folds = cross_validate(training_set, model.card.settings)
             mapping = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip")
             mapping.fit(folds.confidence, folds.correct)
-        by_year[year] = (model, mapping)
+        by_group[key] = (model, mapping)
 
     def predict(some: list[dict]) -> list:
         predictions = {}
-        for year, (model, mapping) in by_year.items():
-            mine = [i for i, r in enumerate(some) if r["year"] == year]
+        for key, (model, mapping) in by_group.items():
+            mine = [i for i, r in enumerate(some) if group[r["id"]] == key]
             found = (
                 model.predict([document(some[i]["abstract"], some[i]["title"]) for i in mine]) if mine else []
             )
@@ -154,6 +161,40 @@ def held_out_by_year(rows: list[dict], settings=None, isotonic: bool = False):
         return [predictions[i] for i in range(len(some))]
 
     return predict
+
+
+def repeated_folds(rows: list[dict], options) -> None:
+    """Each --settings (and --isotonic) over --repeats draws of --folds stratified folds: the
+    mean and the range of each figure, to tell a difference from the noise of one split."""
+    from sklearn.model_selection import StratifiedKFold
+
+    for settings, text in [(parse_settings(t), t) for t in options.settings] or [(None, "searched")]:
+        for isotonic in [False, True] if options.isotonic else [False]:
+            figures = []
+            for seed in range(options.repeats):
+                folds = StratifiedKFold(options.folds, shuffle=True, random_state=seed)
+                group = {}
+                for k, (_, test) in enumerate(folds.split(rows, [r["area"] for r in rows])):
+                    group.update({rows[i]["id"]: k for i in test})
+                figures.append(measure(held_out(rows, group, settings, isotonic), rows))
+            summary = ", ".join(
+                f"{name} {np.mean([f[name] for f in figures]):.3f} "
+                f"[{min(f[name] for f in figures):.3f}-{max(f[name] for f in figures):.3f}]"
+                for name in ("strict", "lenient", "macro_f1", "ece")
+            )
+            label = f"{text}{', isotonic' if isotonic else ''}"
+            print(f"{label}: {options.repeats} x {options.folds} folds: {summary}", flush=True)
+
+
+def parse_settings(text: str):
+    """TrainingSettings of 'NAME=VALUE,...'."""
+    from tagger.settings import TrainingSettings
+
+    values = dict(item.split("=") for item in text.split(","))
+    kinds = {f.name: f.type for f in dataclasses.fields(TrainingSettings)}
+    return TrainingSettings(
+        **{k: (float(v) if "float" in str(kinds[k]) else int(v)) for k, v in values.items()}
+    )
 
 
 def main() -> None:
@@ -169,22 +210,23 @@ def main() -> None:
     parser.add_argument(
         "--isotonic", action="store_true", help="with --settings: also each with an isotonic confidence map"
     )
+    parser.add_argument(
+        "--folds", type=int, help="with --settings: K random stratified folds, --repeats times"
+    )
+    parser.add_argument("--repeats", type=int, default=5)
     options = parser.parse_args()
     rows = load(options.modern)
     models = [(name or "shipped", load_model(name)) for name in options.model or [None]]
     if options.by_year:
         models.append(("+ labels of the other years", held_out_by_year(rows)))
     for text in options.settings:
-        from tagger.settings import TrainingSettings
-
-        values = dict(item.split("=") for item in text.split(","))
-        fields = {f.name: f.type for f in dataclasses.fields(TrainingSettings)}
-        settings = TrainingSettings(
-            **{k: (float(v) if "float" in str(fields[k]) else int(v)) for k, v in values.items()}
-        )
+        settings = parse_settings(text)
         models.append((f"+ labels of the other years, {text}", held_out_by_year(rows, settings)))
         if options.isotonic:
             models.append(("  the same, isotonic map", held_out_by_year(rows, settings, isotonic=True)))
+    if options.folds:
+        repeated_folds(rows, options)
+        return
     if options.train_years:
         years = {int(y) for y in options.train_years.split(",")}
         models.append(
