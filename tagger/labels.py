@@ -53,7 +53,8 @@ class TrainingSet:
     each area's description and keywords are a training document too. ``pseudo_texts`` and
     ``pseudo_labels`` are abstracts of an unlabelled pile with the areas self-training gave
     them (see :mod:`tagger.selftraining`): training documents that weigh less than hand labels
-    and are never counted, evaluated or written as labels."""
+    and are never counted, evaluated or written as labels; ``pile`` holds the abstracts they
+    were chosen from, so that cross-validation can choose them again inside each fold."""
 
     areas: tuple[Area, ...]
     texts: tuple[str, ...]
@@ -63,6 +64,7 @@ class TrainingSet:
     origin: str
     pseudo_texts: tuple[str, ...] = ()
     pseudo_labels: tuple[str, ...] = ()
+    pile: tuple[str, ...] = ()  # the unlabelled abstracts the pseudo-labels were chosen from
 
     def __post_init__(self) -> None:
         if not len(self.texts) == len(self.labels) == len(self.ids):

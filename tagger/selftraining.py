@@ -52,6 +52,7 @@ def self_train(
     and the training set as it was, when no abstract of the pile is left)."""
     from .training import fit_pipeline
 
+    training_set = replace(training_set, pseudo_texts=(), pseudo_labels=(), pile=())  # (a fold's: anew)
     labelled = set(training_set.texts)
     texts = list(dict.fromkeys(text for text in pile if text not in labelled))  # once each, in order
     if not texts:  # every abstract of the pile is labelled: nothing to learn from
@@ -70,7 +71,9 @@ def self_train(
         classes = np.asarray(pipeline.classes_)
         chosen = _most_confident_per_area(probabilities)
         pseudo = {used[i]: str(classes[probabilities[i].argmax()]) for i in chosen}
-        current = replace(training_set, pseudo_texts=tuple(pseudo), pseudo_labels=tuple(pseudo.values()))
+        current = replace(
+            training_set, pseudo_texts=tuple(pseudo), pseudo_labels=tuple(pseudo.values()), pile=tuple(used)
+        )
         changed = sum(previous.get(text) != area for text, area in pseudo.items())
         changed += len(previous.keys() - pseudo.keys())
         if previous and changed < STOP_CHANGE * len(pseudo):

@@ -20,6 +20,7 @@ import datetime
 import itertools
 import platform
 import warnings
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
@@ -46,6 +47,9 @@ from .settings import SELECTION_GRID, WEIGHT_FROM, WEIGHT_GRID, TrainingSettings
 
 # Cross-validation: leave-one-out up to this many labelled abstracts, stratified k-fold above.
 LEAVE_ONE_OUT_MAX = 100
+# With a pile, cross-validation chooses the pseudo-labels again in each fold from the fold's
+# hand labels alone: chosen with every hand label, they would carry each held-out label back.
+PER_FOLD_PSEUDO_LABELS = "pseudo-labels chosen inside each fold"
 FOLDS = 5
 RANDOM_STATE = 0
 # From this many labelled abstracts on, settings are chosen by cross-validated macro-F1, on a
@@ -174,14 +178,22 @@ class OutOfFold:
 
 def folds(training_set: TrainingSet) -> tuple[str, list[tuple[np.ndarray, np.ndarray]]]:
     """The cross-validation scheme's name and its splits of the labelled abstracts."""
-    from sklearn.model_selection import LeaveOneOut, StratifiedKFold
+    from sklearn.model_selection import KFold, LeaveOneOut, StratifiedKFold
 
     n = len(training_set.labels)
-    if n <= LEAVE_ONE_OUT_MAX:
+    if n <= LEAVE_ONE_OUT_MAX and not training_set.pile:
         splitter, scheme = LeaveOneOut(), "leave-one-out"
-    else:
-        splitter = StratifiedKFold(FOLDS, shuffle=True, random_state=RANDOM_STATE)
-        scheme = f"stratified {FOLDS}-fold"
+    else:  # (with a pile, each fold self-trains: k folds, not n)
+        k = min(FOLDS, n)
+        if max(Counter(training_set.labels).values()) >= k:
+            splitter, scheme = (
+                StratifiedKFold(k, shuffle=True, random_state=RANDOM_STATE),
+                f"stratified {k}-fold",
+            )
+        else:  # too few of every area to stratify (a handful of labels)
+            splitter, scheme = KFold(k, shuffle=True, random_state=RANDOM_STATE), f"{k}-fold"
+    if training_set.pile:
+        scheme += f" ({PER_FOLD_PSEUDO_LABELS})"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=UserWarning)  # an area with fewer labels than folds
         return scheme, list(splitter.split(np.zeros(n), training_set.labels))
@@ -200,7 +212,7 @@ def out_of_fold_scores(
 
     scheme, splits = folds(training_set)
     groups = _feature_groups(candidates)
-    jobs = 1 if len(training_set.labels) <= LEAVE_ONE_OUT_MAX else -1
+    jobs = 1 if scheme == "leave-one-out" else -1
     known = [dict(enumerate(first_fold))] if first_fold else []
     with _one_blas_thread():
         results = known + Parallel(n_jobs=jobs)(
@@ -250,6 +262,10 @@ def _fold_scores(
     """The scores of the candidates in ``groups`` (by index) for the held-out abstracts of
     one fold, whole and cut short."""
     fold = training_set.subset(train_index)
+    if training_set.pile:  # pseudo-labels chosen without the held-out labels
+        from .selftraining import self_train
+
+        fold, _ = self_train(fold, list(training_set.pile), candidates[groups[0][0]])
     held_out = [training_set.texts[i] for i in test_index]
     probes = [
         short
