@@ -181,7 +181,7 @@ class RowWriter:
         self.unwritten: set[str] = set()  # kept columns that came after the columns were fixed
         self._csv = csv.writer(stream, lineterminator="\n") if output_format == "csv" else None
         self._parquet = None
-        self._written: set[str] | None = None  # the columns, as a set
+        self._written: set[str] = set()  # the columns, as a set (rows may hold thousands)
         if output_format == "csv" and layout.keep != KEEP_ALL:
             self._fix_columns([])
 
@@ -194,6 +194,7 @@ class RowWriter:
             kept = [_kept_name(name) for name in self.layout.keep]
         extra = ("tags",) if self.layout.tags else ()
         self.columns = COLUMNS + extra + tuple(dict.fromkeys(kept))
+        self._written = set(self.columns)
         if self._csv is not None:
             self._csv.writerow(self.columns)
 
@@ -204,7 +205,6 @@ class RowWriter:
         if isinstance(rows, ChunkRows) and self.output_format == "csv":
             if self.columns is None:
                 self._fix_columns(rows)
-            self._written = self._written or set(self.columns)
             self.unwritten.update(rows.names_outside(self._written))
             self._csv.writerows(rows.cells(self.columns))
             return
@@ -215,9 +215,7 @@ class RowWriter:
             for row in rows:
                 self.stream.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
             return
-        written = self._written or set(self.columns)  # (a set: rows may hold thousands of columns)
-        self._written = written
-        self.unwritten.update(name for row in rows for name in row if name not in written)
+        self.unwritten.update(name for row in rows for name in row if name not in self._written)
         if self.output_format == "csv":
             self._csv.writerows([[_cell(name, row.get(name)) for name in self.columns] for row in rows])
         else:
