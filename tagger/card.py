@@ -16,12 +16,13 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
-from .calibration import EVIDENCE_SCALE_RANGE, TEMPERATURE_RANGE
+from .calibration import EVIDENCE_SCALE_RANGE, TEMPERATURE_RANGE, TOP_OFFSET_RANGE, TOP_SLOPE_RANGE
 from .errors import ModelError, TaggerError
 from .settings import FEATURE_FIELDS, TrainingSettings
 
 # 2: the calibration has an evidence scale (a version-1 card reads as evidence scale 0).
-FORMAT_VERSION = 2
+# 3: and a top-label map, and says what it was fitted on (a version-2 card reads as no map).
+FORMAT_VERSION = 3
 CLASSIFIER_TYPE = "LogisticRegression"
 
 
@@ -73,6 +74,10 @@ class Calibration:
     method: str
     temperature: float
     evidence_scale: float = 0.0
+    top_slope: float = 1.0
+    top_offset: float = 0.0
+    # what the calibration was fitted on (cards written before it do not say)
+    fitted_on: str | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
 
     def __post_init__(self) -> None:
         low, high = TEMPERATURE_RANGE
@@ -80,6 +85,9 @@ class Calibration:
         _require(
             0.0 <= self.evidence_scale <= EVIDENCE_SCALE_RANGE[1] * (1 + 1e-9), "calibration.evidence_scale"
         )
+        for name, (low, high) in (("top_slope", TOP_SLOPE_RANGE), ("top_offset", TOP_OFFSET_RANGE)):
+            value = getattr(self, name)
+            _require(low - 1e-9 * abs(low) <= value <= high + 1e-9 * abs(high), f"calibration.{name}")
 
 
 @dataclass(frozen=True)

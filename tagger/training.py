@@ -27,7 +27,16 @@ from typing import NamedTuple
 import numpy as np
 
 from . import __version__, evaluate
-from .calibration import PROBE_WORDS, Scores, calibrated, fit_calibration, fit_temperature, log_loss
+from .calibration import (
+    PROBE_WORDS,
+    Scores,
+    calibrated,
+    fit_calibration,
+    fit_temperature,
+    fit_top_label,
+    log_loss,
+    shrink_factor,
+)
 from .card import (
     FORMAT_VERSION,
     AreaEntry,
@@ -62,7 +71,8 @@ SELECTION_SAMPLE = 5000
 SELECTION_TOLERANCE = 0.01
 LOG_LOSS_TOLERANCE = 0.01
 CALIBRATION_METHOD = (
-    "temperature scaling with evidence shrinkage, on cross-validated scores of whole and cut-short abstracts"
+    "temperature scaling with evidence shrinkage, on cross-validated scores of whole and cut-short "
+    "abstracts, then top-label Platt scaling of the top area's probability, on the whole abstracts"
 )
 # At most this many held-out abstracts are also scored cut short (for the evidence scale).
 PROBES_MAX = 2000
@@ -397,8 +407,7 @@ class CrossValidation:
 
     settings: TrainingSettings
     selection: SettingsSelection | None
-    temperature: float
-    evidence_scale: float
+    calibration: Calibration
     probabilities: np.ndarray
     correct: np.ndarray
     evaluation: Evaluation
@@ -421,7 +430,24 @@ def calibrate(
     temperature, evidence_scale = fit_calibration(
         out_of_fold.scores, truth, out_of_fold.probes, truth[out_of_fold.probe_rows]
     )
-    probabilities = calibrated(out_of_fold.scores, temperature, evidence_scale)
+    top_slope, top_offset = fit_top_label(
+        calibrated(out_of_fold.scores, temperature, evidence_scale),
+        truth,
+        shrink_factor(out_of_fold.scores, evidence_scale),
+    )
+    calibration = Calibration(
+        CALIBRATION_METHOD,
+        temperature,
+        evidence_scale,
+        top_slope,
+        top_offset,
+        fitted_on=(
+            f"{out_of_fold.scheme} predictions of the {len(labels)} labelled abstracts of "
+            f"{training_set.origin} ({len(out_of_fold.probe_rows)} cut-short copies for the temperature "
+            "and evidence scale)"
+        ),
+    )
+    probabilities = calibrated(out_of_fold.scores, temperature, evidence_scale, top_slope, top_offset)
     confidence = probabilities.max(axis=1)
     correct = probabilities.argmax(axis=1) == truth
     threshold = evaluate.review_threshold(confidence, correct, settings.review_accuracy)
@@ -439,9 +465,7 @@ def calibrate(
             evaluate.possible_label_errors(training_set.ids, training_set.texts, labels, probabilities, slugs)
         ),
     )
-    return CrossValidation(
-        settings, selection, temperature, evidence_scale, probabilities, correct, evaluation, review
-    )
+    return CrossValidation(settings, selection, calibration, probabilities, correct, evaluation, review)
 
 
 # A retrain keeps the settings its previous model chose, without a new search, while the
@@ -590,7 +614,7 @@ def model_card(
         settings=validation.settings,
         n_features=n_features,
         settings_selection=validation.selection,
-        calibration=Calibration(CALIBRATION_METHOD, validation.temperature, validation.evidence_scale),
+        calibration=validation.calibration,
         review=validation.review,
         evaluation=validation.evaluation,
         versions=_versions(),

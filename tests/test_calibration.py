@@ -9,7 +9,15 @@ from hypothesis import strategies as st
 from prose import stdlib_docstrings
 
 from tagger import predict
-from tagger.calibration import Scores, calibrated, fit_calibration
+from tagger.calibration import (
+    Scores,
+    calibrated,
+    fit_calibration,
+    fit_top_label,
+    shrink_factor,
+    top_confidence,
+    top_label_mapped,
+)
 from tagger.card import prediction_digest
 from tagger.features import evidence
 from tagger.model import CARD_FILE, Model
@@ -70,22 +78,99 @@ def test_a_short_clear_sentence_gets_its_area():
     assert predict("We prove a regret bound for contextual bandits.").area == "theory"
 
 
-def test_a_version_1_model_still_loads_without_evidence_shrinkage(shipped, tmp_path):
-    """Models trained before the evidence scale existed keep predicting as they did."""
-    shipped.save(tmp_path)
-    card = json.loads((tmp_path / CARD_FILE).read_text())
-    card["format_version"] = 1
-    del card["calibration"]["evidence_scale"]
-    weights = tmp_path / card["weights_file"]
+def as_older_card(model, folder, version: int, drop: tuple[str, ...]) -> Model:
+    """``model`` saved in ``folder`` as a card of an earlier format, without the calibration
+    fields ``drop`` (with the digests made again, as that version wrote them), loaded."""
+    model.save(folder)
+    card = json.loads((folder / CARD_FILE).read_text())
+    card["format_version"] = version
+    for name in drop:
+        card["calibration"].pop(name, None)
+    weights = folder / card["weights_file"]
     with np.load(weights) as arrays:
         saved = {name: arrays[name] for name in arrays.files}
     saved["card_sha256"] = np.frombuffer(prediction_digest(card).encode("ascii"), dtype=np.uint8)
     np.savez(weights, **saved)
-
     card["weights_sha256"] = hashlib.sha256(weights.read_bytes()).hexdigest()
-    (tmp_path / CARD_FILE).write_text(json.dumps(card))
-    old = Model.load(tmp_path)
+    (folder / CARD_FILE).write_text(json.dumps(card))
+    return Model.load(folder)
+
+
+TOP_LABEL_FIELDS = ("top_slope", "top_offset", "fitted_on")
+
+
+def test_a_version_1_model_still_loads_without_evidence_shrinkage(shipped, tmp_path):
+    """Models trained before the evidence scale existed keep predicting as they did."""
+    old = as_older_card(shipped, tmp_path, 1, ("evidence_scale", *TOP_LABEL_FIELDS))
     assert old.card.calibration.evidence_scale == 0.0
     scores = old.decision_function(["hello world"])
     expected = np.exp(scores / old.temperature) / np.exp(scores / old.temperature).sum()
     np.testing.assert_allclose(old.predict_proba(["hello world"]), expected)
+
+
+def test_a_version_2_model_still_loads_without_the_top_label_map(shipped, tmp_path):
+    old = as_older_card(shipped, tmp_path, 2, TOP_LABEL_FIELDS)
+    calibration = old.card.calibration
+    assert (calibration.top_slope, calibration.top_offset, calibration.fitted_on) == (1.0, 0.0, None)
+    texts = SEED_TEXTS[:5] + ["hello world"]
+    matrix, known = old.features.transform_with_evidence(texts)
+    scores = old._scores(matrix, known)
+    np.testing.assert_allclose(
+        old.predict_proba(texts), calibrated(scores, calibration.temperature, calibration.evidence_scale)
+    )
+
+
+def test_the_shipped_card_says_what_its_calibration_was_fitted_on(shipped):
+    calibration = shipped.card.calibration
+    assert "top-label" in calibration.method
+    assert f"{shipped.card.evaluation.labelled_abstracts} labelled abstracts" in calibration.fitted_on
+
+
+probability_rows = st.lists(
+    st.lists(st.floats(0, 1), min_size=2, max_size=6).filter(lambda row: sum(row) > 1e-6),
+    min_size=1,
+    max_size=5,
+).filter(lambda rows: len({len(row) for row in rows}) == 1)
+
+
+@given(probability_rows, st.floats(0.05, 20), st.floats(-20, 20), st.floats(0, 1))
+def test_the_top_label_map_keeps_probabilities_and_the_ranking(rows, slope, offset, shrink):
+    probabilities = np.array(rows) / np.array(rows).sum(axis=1, keepdims=True)
+    mapped = top_label_mapped(probabilities, np.full(len(rows), shrink), slope, offset)
+    np.testing.assert_allclose(mapped.sum(axis=1), 1.0)
+    assert (mapped >= 0).all()
+    for before, after in zip(probabilities, mapped):
+        order = np.argsort(-before, kind="stable")
+        assert np.argmax(after) == order[0]  # the top area stays the top area
+        others = order[1:]
+        assert (np.diff(after[others]) <= 1e-12).all()  # the others keep their order
+        if before[order[0]] == before[order[1]]:  # a tie at the top is left as it is
+            np.testing.assert_allclose(after, before)
+
+
+def test_the_top_label_map_leaves_a_text_without_evidence_uniform():
+    uniform = np.full((1, 11), 1 / 11)
+    np.testing.assert_allclose(top_label_mapped(uniform, np.zeros(1), 0.5, 3.0), uniform)
+    # and anchored at the uniform, a text with no evidence keeps 1/k, whatever the slope
+    assert top_confidence(np.array([1 / 11]), np.zeros(1), 11, 0.3, 2.0) == pytest.approx(1 / 11)
+
+
+def test_the_top_label_fit_recovers_a_known_map():
+    """Confidence that runs high where sure and low where unsure, the shape seen on real
+    abstracts: the fit finds the map that makes it honest."""
+    rng = np.random.default_rng(1)
+    n, k, slope, offset = 20000, 5, 0.6, 0.4
+    probabilities = rng.dirichlet(np.full(k, 0.4), size=n)
+    shrink = rng.uniform(0.5, 1.0, size=n)
+    honest = top_confidence(probabilities.max(axis=1), shrink, k, slope, offset)
+    right = rng.uniform(size=n) < honest
+    top = probabilities.argmax(axis=1)
+    other = (top + rng.integers(1, k, size=n)) % k
+    truth = np.where(right, top, other)
+    assert fit_top_label(probabilities, truth, shrink) == pytest.approx((slope, offset), abs=0.06)
+
+
+def test_the_shrink_factor_is_one_without_an_evidence_scale():
+    table = Scores(np.zeros((2, 3)), np.zeros((2, 3)), np.array([0.0, 5.0]))
+    np.testing.assert_allclose(shrink_factor(table, 0.0), 1.0)
+    np.testing.assert_allclose(shrink_factor(table, 5.0), [0.0, 0.5])
