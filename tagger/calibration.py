@@ -14,15 +14,21 @@ The temperature is fitted to every area's probability; what users read, though, 
 confidence of the top area, and on real abstracts a temperature alone leaves it too low where
 the model hesitates and too high where it is sure (the log loss of every area wants sharper
 probabilities than the top area's accuracy does). So a last step maps the top area's
-probability ``c`` (top-label calibration; Platt scaling of the top label, anchored at the
+probability ``c`` (top-label calibration: Platt scaling of the top label, anchored at the
 uniform)::
 
-    logit(c') = u + a * (logit(c) - u) + b * g        u = logit(1 / number of areas)
+    logit(c') = u + a * (logit(c) - u) + b * h
+    u = logit(1 / number of areas),   h = min(1, e / e_min)
 
-fitted (least log loss of "the top area is right", against Platt's smoothed targets) on the
-same cross-validated abstracts. A text
-with no evidence (``g = 0``, every area alike) stays uniform; the other areas share the rest
-in their proportions, and the top area stays the top area.
+``a`` and ``b`` are fitted (least log loss of "the top area is right", against Platt's
+smoothed targets) on the same cross-validated abstracts; ``e_min`` is the evidence of the
+least-evidenced of them (their 5th percentile). On real abstracts ``a < 1`` and ``b > 0``:
+confidence is pulled toward the uniform, and lifted back by ``b`` where the model hesitates.
+The lift holds for texts like those it was fitted on: a text with less evidence gets less of
+it (``h < 1``), and so a text unlike any abstract (a docstring that repeats one word of an
+area) cannot come out sure; a text with no evidence (every area alike) stays uniform. The
+other areas share the rest in their proportions, and the top area stays the top area (a tie
+at the top is left as it is).
 
 Applying a calibration needs numpy only; fitting it needs scipy.
 """
@@ -42,6 +48,8 @@ TOP_SLOPE_RANGE = (0.05, 20.0)
 TOP_OFFSET_RANGE = (-20.0, 20.0)
 # A top area this close to probability 1 keeps it (the others are too small to rescale).
 REST_MIN = 1e-12
+# The top-label map holds fully from this quantile of the fitted abstracts' evidence up.
+TOP_EVIDENCE_QUANTILE = 0.05
 
 
 def softmax(scores: np.ndarray) -> np.ndarray:
@@ -84,57 +92,69 @@ def shrink_factor(scores: Scores, evidence_scale: float) -> np.ndarray:
     return np.ones(len(scores.evidence))
 
 
+@dataclass(frozen=True)
+class TopLabelMap:
+    """The top-label map: ``slope`` (a), ``offset`` (b) and ``evidence`` (e_min; 0: every
+    text gets the whole map). The default changes nothing."""
+
+    slope: float = 1.0
+    offset: float = 0.0
+    evidence: float = 0.0
+
+    @property
+    def is_identity(self) -> bool:
+        return self.slope == 1.0 and self.offset == 0.0
+
+    def strength(self, evidence: np.ndarray) -> np.ndarray:
+        """``h`` of each text (see the module's docstring)."""
+        if self.evidence <= 0:
+            return np.ones(len(evidence))
+        return np.minimum(1.0, np.asarray(evidence, dtype=float) / self.evidence)
+
+    def confidence(self, confidence: np.ndarray, strength: np.ndarray, areas: int) -> np.ndarray:
+        """The top area's probability ``c`` mapped, at each text's strength ``h``."""
+        uniform = _logit(np.asarray(1.0 / areas))
+        z = uniform + self.slope * (_logit(confidence) - uniform) + self.offset * strength
+        return 1.0 / (1.0 + np.exp(-z))
+
+    def apply(self, probabilities: np.ndarray, evidence: np.ndarray) -> np.ndarray:
+        """``probabilities`` with each row's top probability mapped and the others rescaled
+        to fill the rest, in their proportions; the ranking of the areas is kept."""
+        n, k = probabilities.shape
+        if k < 2 or n == 0 or self.is_identity:
+            return probabilities
+        rows = np.arange(n)
+        order = np.argsort(-probabilities, axis=1, kind="stable")
+        best, second = order[:, 0], order[:, 1]
+        top, runner_up = probabilities[rows, best], probabilities[rows, second]
+        others = probabilities.copy()
+        others[rows, best] = 0.0
+        rest = others.sum(axis=1)
+        mapped = self.confidence(top, self.strength(evidence), k)
+        # the top stays above the runner-up after rescaling: c' > p2 (1 - c') / rest
+        floor = runner_up / np.maximum(rest + runner_up, 1e-300) * (1 + 1e-9)
+        mapped = np.minimum(np.maximum(mapped, floor), 1.0)
+        result = others * ((1.0 - mapped) / np.maximum(rest, 1e-300))[:, None]
+        result[rows, best] = mapped
+        # a tie at the top is left as it is (no area is the top), and so is a row whose
+        # others are too small to rescale
+        kept = (top <= runner_up) | (rest < REST_MIN)
+        result[kept] = probabilities[kept]
+        return result
+
+
 def calibrated(
-    scores: Scores, temperature: float, evidence_scale: float, top_slope: float = 1.0, top_offset: float = 0.0
+    scores: Scores, temperature: float, evidence_scale: float, top_label: TopLabelMap | None = None
 ) -> np.ndarray:
     """Calibrated probabilities, one row per text, summing to 1."""
     shrink = shrink_factor(scores, evidence_scale)
     probabilities = softmax((shrink[:, None] * scores.linear + scores.intercept) / temperature)
-    if top_slope == 1.0 and top_offset == 0.0:
-        return probabilities
-    return top_label_mapped(probabilities, shrink, top_slope, top_offset)
+    return top_label.apply(probabilities, scores.evidence) if top_label is not None else probabilities
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
     p = np.clip(p, 1e-15, 1 - 1e-15)
     return np.log(p) - np.log1p(-p)
-
-
-def top_confidence(
-    confidence: np.ndarray, shrink: np.ndarray, areas: int, top_slope: float, top_offset: float
-) -> np.ndarray:
-    """The top area's probability ``c`` mapped (see the module's docstring)."""
-    uniform = _logit(np.asarray(1.0 / areas))
-    z = uniform + top_slope * (_logit(confidence) - uniform) + top_offset * shrink
-    return 1.0 / (1.0 + np.exp(-z))
-
-
-def top_label_mapped(
-    probabilities: np.ndarray, shrink: np.ndarray, top_slope: float, top_offset: float
-) -> np.ndarray:
-    """``probabilities`` with each row's top probability mapped and the others rescaled to
-    fill the rest; never below the runner-up (the ranking of the areas is kept)."""
-    n, k = probabilities.shape
-    if k < 2 or n == 0:
-        return probabilities
-    rows = np.arange(n)
-    order = np.argsort(-probabilities, axis=1, kind="stable")
-    best, second = order[:, 0], order[:, 1]
-    top, runner_up = probabilities[rows, best], probabilities[rows, second]
-    others = probabilities.copy()
-    others[rows, best] = 0.0
-    rest = others.sum(axis=1)
-    mapped = top_confidence(top, shrink, k, top_slope, top_offset)
-    # the top stays above the runner-up after rescaling: c' > p2 (1 - c') / rest
-    floor = runner_up / np.maximum(rest + runner_up, 1e-300) * (1 + 1e-9)
-    mapped = np.minimum(np.maximum(mapped, floor), 1.0)
-    result = others * ((1.0 - mapped) / np.maximum(rest, 1e-300))[:, None]
-    result[rows, best] = mapped
-    # a tie at the top is left as it is (no area is the top), and so is a row whose others
-    # are too small to rescale
-    kept = (top <= runner_up) | (rest < REST_MIN)
-    result[kept] = probabilities[kept]
-    return result
 
 
 def log_loss(probabilities: np.ndarray, truth: np.ndarray, weights: np.ndarray | None = None) -> float:
@@ -155,28 +175,29 @@ def fit_temperature(scores: Scores, truth: np.ndarray) -> float:
     return float(np.exp(result.x))
 
 
-def fit_top_label(
-    probabilities: np.ndarray, truth: np.ndarray, shrink: np.ndarray, weights: np.ndarray | None = None
-) -> tuple[float, float]:
-    """The top-label map's slope and offset with the least (weighted) log loss of "the top
-    area is right", against Platt's smoothed targets: (right + 1) / (right + 2) for a right
-    top area and 1 / (wrong + 2) for a wrong one, so that a few labels, all right, do not
-    make every confidence 1."""
+def fit_top_label(probabilities: np.ndarray, truth: np.ndarray, evidence: np.ndarray) -> TopLabelMap:
+    """The top-label map for these calibrated probabilities of labelled abstracts (with
+    their evidence): ``e_min`` their evidence's 5th percentile, slope and offset with the
+    least log loss of "the top area is right" against Platt's smoothed targets,
+    (right + 1) / (right + 2) for a right top area and 1 / (wrong + 2) for a wrong one (so
+    that a few labels, all right, do not make every confidence 1)."""
     from scipy.optimize import minimize
 
-    n, k = probabilities.shape
-    weights = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    areas = probabilities.shape[1]
+    least = float(np.quantile(evidence, TOP_EVIDENCE_QUANTILE)) if len(evidence) else 0.0
+    strength = TopLabelMap(evidence=least).strength(evidence)
     confidence = probabilities.max(axis=1)
     right = probabilities.argmax(axis=1) == truth
-    n_right, n_wrong = weights[right].sum(), weights[~right].sum()
+    n_right, n_wrong = right.sum(), (~right).sum()
     target = np.where(right, (n_right + 1) / (n_right + 2), 1 / (n_wrong + 2))
 
     def loss(point: np.ndarray) -> float:
-        c = np.clip(top_confidence(confidence, shrink, k, point[0], point[1]), 1e-12, 1 - 1e-12)
-        return float(-np.sum(weights * (target * np.log(c) + (1 - target) * np.log1p(-c))) / weights.sum())
+        mapped = TopLabelMap(point[0], point[1]).confidence(confidence, strength, areas)
+        c = np.clip(mapped, 1e-12, 1 - 1e-12)
+        return float(-np.mean(target * np.log(c) + (1 - target) * np.log1p(-c)))
 
     result = minimize(loss, [1.0, 0.0], method="L-BFGS-B", bounds=[TOP_SLOPE_RANGE, TOP_OFFSET_RANGE])
-    return float(result.x[0]), float(result.x[1])
+    return TopLabelMap(float(result.x[0]), float(result.x[1]), least)
 
 
 def fit_calibration(

@@ -16,7 +16,13 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
-from .calibration import EVIDENCE_SCALE_RANGE, TEMPERATURE_RANGE, TOP_OFFSET_RANGE, TOP_SLOPE_RANGE
+from .calibration import (
+    EVIDENCE_SCALE_RANGE,
+    TEMPERATURE_RANGE,
+    TOP_OFFSET_RANGE,
+    TOP_SLOPE_RANGE,
+    TopLabelMap,
+)
 from .errors import ModelError, TaggerError
 from .settings import FEATURE_FIELDS, TrainingSettings
 
@@ -76,6 +82,7 @@ class Calibration:
     evidence_scale: float = 0.0
     top_slope: float = 1.0
     top_offset: float = 0.0
+    top_evidence: float = 0.0
     # what the calibration was fitted on (cards written before it do not say)
     fitted_on: str | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
 
@@ -88,6 +95,11 @@ class Calibration:
         for name, (low, high) in (("top_slope", TOP_SLOPE_RANGE), ("top_offset", TOP_OFFSET_RANGE)):
             value = getattr(self, name)
             _require(low - 1e-9 * abs(low) <= value <= high + 1e-9 * abs(high), f"calibration.{name}")
+        _require(0.0 <= self.top_evidence < float("inf"), "calibration.top_evidence")
+
+    @property
+    def top_label(self) -> TopLabelMap:
+        return TopLabelMap(self.top_slope, self.top_offset, self.top_evidence)
 
 
 @dataclass(frozen=True)

@@ -122,13 +122,8 @@ class Model:
 
     def _calibrated(self, matrix, evidence: np.ndarray) -> np.ndarray:
         calibration = self.card.calibration
-        return calibrated(
-            self._scores(matrix, evidence),
-            calibration.temperature,
-            calibration.evidence_scale,
-            calibration.top_slope,
-            calibration.top_offset,
-        )
+        scores = self._scores(matrix, evidence)
+        return calibrated(scores, calibration.temperature, calibration.evidence_scale, calibration.top_label)
 
     @overload
     def predict(self, texts: str, *, review_below: float | None = ..., explain: bool = ...) -> Prediction: ...

@@ -54,7 +54,7 @@ class TrainingSettings:
     ngram_max: int = 2
     sublinear_tf: bool = True
     min_df: int = 1
-    C: float = 10.0
+    C: float = 30.0
     balance_areas: bool = True
     abstract_weight: float = 0.03
     description_weight: float = 1.0

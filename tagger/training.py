@@ -34,8 +34,6 @@ from .calibration import (
     fit_calibration,
     fit_temperature,
     fit_top_label,
-    log_loss,
-    shrink_factor,
 )
 from .card import (
     FORMAT_VERSION,
@@ -305,8 +303,10 @@ def _fold_scores(
     return scores
 
 
-def _calibrated_log_loss(scores: Scores, truth: np.ndarray) -> float:
-    return log_loss(calibrated(scores, fit_temperature(scores, truth), 0.0), truth)
+def _calibrated_losses(scores: Scores, truth: np.ndarray) -> np.ndarray:
+    """Each labelled abstract's log loss, its scores calibrated by one temperature."""
+    probabilities = calibrated(scores, fit_temperature(scores, truth), 0.0)
+    return -np.log(np.clip(probabilities[np.arange(len(truth)), truth], 1e-12, None))
 
 
 def _macro_f1(scores: Scores, truth: np.ndarray) -> float:
@@ -315,6 +315,33 @@ def _macro_f1(scores: Scores, truth: np.ndarray) -> float:
     return float(
         f1_score(truth, scores.raw.argmax(axis=1), labels=np.unique(truth), average="macro", zero_division=0)
     )
+
+
+# A candidate's macro-F1 is within noise of the best's when the gap is at most NOISE_SPAN
+# standard errors of the gap (paired bootstrap over the labelled abstracts, NOISE_DRAWS
+# draws); among those, the least log loss (a proper score, far less noisy) decides.
+NOISE_DRAWS = 200
+NOISE_SPAN = 2.0
+NOISE_CRITERION = f"within {NOISE_SPAN:g} bootstrap standard errors of the gap"
+
+
+def _macro_f1_gap_noise(truth: np.ndarray, predicted: dict[int, np.ndarray], top: int) -> dict[int, float]:
+    """For each candidate's out-of-fold predictions, the standard error of its macro-F1 gap
+    to candidate ``top``'s, by a paired bootstrap of the labelled abstracts."""
+    n, k = len(truth), int(max(truth.max(), *(p.max() for p in predicted.values()))) + 1
+    present = np.unique(truth)
+    draws = np.random.default_rng(RANDOM_STATE).multinomial(n, np.full(n, 1 / n), size=NOISE_DRAWS)
+    draws = draws.astype(np.float64)
+    truth_counts = draws @ np.eye(k)[truth]
+
+    def macro_f1s(guess: np.ndarray) -> np.ndarray:
+        right = draws @ (np.eye(k)[truth] * (guess == truth)[:, None])
+        total = truth_counts + draws @ np.eye(k)[guess]
+        f1 = np.divide(2 * right, total, out=np.zeros_like(right), where=total > 0)
+        return f1[:, present].mean(axis=1)
+
+    best = macro_f1s(predicted[top])
+    return {i: float(np.std(best - macro_f1s(guess))) for i, guess in predicted.items()}
 
 
 def select_settings(
@@ -343,23 +370,38 @@ def select_settings(
     scored = out_of_fold_scores(training_set, [candidates[i] for i in finalists], known)
     results = dict(zip(finalists, scored))
     f1 = {i: _macro_f1(results[i].scores, truth) for i in finalists}
-    log_loss = {i: _calibrated_log_loss(results[i].scores, truth) for i in finalists}
-    near_best = [i for i in finalists if f1[i] >= max(f1.values()) - SELECTION_TOLERANCE]
-    best = min(near_best, key=lambda i: log_loss[i])
-    # Differences within the tolerances are noise: then the settings we start from stay.
+    losses = {i: _calibrated_losses(results[i].scores, truth) for i in finalists}
+    mean_loss = {i: float(losses[i].mean()) for i in finalists}
+    top = max(finalists, key=lambda i: f1[i])
+    noise = _macro_f1_gap_noise(truth, {i: results[i].scores.raw.argmax(axis=1) for i in finalists}, top)
+    near_best = [i for i in finalists if f1[i] >= f1[top] - max(SELECTION_TOLERANCE, NOISE_SPAN * noise[i])]
+    best = min(near_best, key=lambda i: mean_loss[i])
+    # Differences within the tolerances or the noise: then the settings we start from stay.
     unchanged = [
-        i for i in near_best if candidates[i] == base and log_loss[i] <= log_loss[best] + LOG_LOSS_TOLERANCE
+        i
+        for i in near_best
+        if candidates[i] == base
+        and mean_loss[i] - mean_loss[best]
+        <= max(LOG_LOSS_TOLERANCE, NOISE_SPAN * np.std(losses[i] - losses[best]) / np.sqrt(len(truth)))
     ]
     best = unchanged[0] if unchanged else best
     selection = SettingsSelection(
         scheme=results[best].scheme,
-        criterion=f"macro_f1 (within {SELECTION_TOLERANCE}: least calibrated log loss)"
+        criterion=f"macro_f1 (within {SELECTION_TOLERANCE} or {NOISE_CRITERION}: least calibrated log loss)"
         + (f"; {HALVING_CRITERION}" if first_fold else ""),
         grid=tuple(
             {
                 **point,
                 **({"first_fold_macro_f1": round(first_fold[i], 4)} if first_fold else {}),
-                **({"macro_f1": round(f1[i], 4), "log_loss": round(log_loss[i], 4)} if i in results else {}),
+                **(
+                    {
+                        "macro_f1": round(f1[i], 4),
+                        "log_loss": round(mean_loss[i], 4),
+                        "noise": round(noise[i], 4),
+                    }
+                    if i in results
+                    else {}
+                ),
             }
             for i, point in enumerate(grid)
         ),
@@ -369,7 +411,10 @@ def select_settings(
 
 # Successive halving: the candidates are fitted on the first fold's training abstracts and
 # scored on its held-out ones; the best fifth by macro-F1 (at least HALVING_KEEP) go on to
-# be cross-validated on the other folds too.
+# be cross-validated on the other folds too. Only from HALVING_FROM labelled abstracts on:
+# below, one fold's macro-F1 is too noisy to narrow on (on 363 labelled abstracts, settings
+# within 0.01 of each other in full cross-validation differed by up to 0.08 on the first fold).
+HALVING_FROM = 2500
 HALVING_KEEP = 2
 HALVING_SHARE = 5
 HALVING_CRITERION = "the best fifth by macro-F1 on the first fold cross-validated in full"
@@ -385,7 +430,7 @@ def successive_halving(
     from joblib import Parallel, delayed
 
     scheme, splits = folds(training_set)
-    if scheme == "leave-one-out" or len(candidates) <= HALVING_KEEP:
+    if scheme == "leave-one-out" or len(candidates) <= HALVING_KEEP or len(truth) < HALVING_FROM:
         return {}, {}
     from .batch import default_jobs
 
@@ -430,24 +475,23 @@ def calibrate(
     temperature, evidence_scale = fit_calibration(
         out_of_fold.scores, truth, out_of_fold.probes, truth[out_of_fold.probe_rows]
     )
-    top_slope, top_offset = fit_top_label(
-        calibrated(out_of_fold.scores, temperature, evidence_scale),
-        truth,
-        shrink_factor(out_of_fold.scores, evidence_scale),
+    top_label = fit_top_label(
+        calibrated(out_of_fold.scores, temperature, evidence_scale), truth, out_of_fold.scores.evidence
     )
     calibration = Calibration(
         CALIBRATION_METHOD,
         temperature,
         evidence_scale,
-        top_slope,
-        top_offset,
+        top_label.slope,
+        top_label.offset,
+        top_label.evidence,
         fitted_on=(
             f"{out_of_fold.scheme} predictions of the {len(labels)} labelled abstracts of "
             f"{training_set.origin} ({len(out_of_fold.probe_rows)} cut-short copies for the temperature "
             "and evidence scale)"
         ),
     )
-    probabilities = calibrated(out_of_fold.scores, temperature, evidence_scale, top_slope, top_offset)
+    probabilities = calibrated(out_of_fold.scores, temperature, evidence_scale, top_label)
     confidence = probabilities.max(axis=1)
     correct = probabilities.argmax(axis=1) == truth
     threshold = evaluate.review_threshold(confidence, correct, settings.review_accuracy)
@@ -513,13 +557,15 @@ def choose_settings(
         return settings, None, None
     if (reused := reusable_settings(training_set, previous)) is not None:
         return *reused, None
-    chosen, selection, out_of_fold = TrainingSettings(), None, None
     sample = _stratified_sample(training_set, SELECTION_SAMPLE)
+    grid: dict[str, tuple] = {}
     if len(training_set.labels) >= SELECT_FROM:
-        chosen, selection, out_of_fold = select_settings(sample, chosen)
+        grid.update(SELECTION_GRID)
     if training_set.use_descriptions and len(training_set.labels) >= WEIGHT_FROM:
-        chosen, weighing, out_of_fold = select_settings(sample, chosen, WEIGHT_GRID)
-        selection = replace(weighing, grid=(selection.grid if selection else ()) + weighing.grid)
+        grid.update(WEIGHT_GRID)
+    if not grid:
+        return TrainingSettings(), None, None
+    chosen, selection, out_of_fold = select_settings(sample, TrainingSettings(), grid)
     return chosen, selection, out_of_fold if sample is training_set else None
 
 

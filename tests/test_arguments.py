@@ -3,7 +3,7 @@
 import math
 
 import pytest
-from conftest import SEEDS, run
+from conftest import SEED_FILES, SEEDS, run
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -16,31 +16,37 @@ from tagger.errors import TaggerError, UsageError
     ("args", "message"),
     [
         (
-            ["predict", str(SEEDS), "--review-below", "nan"],
+            ["predict", *map(str, SEED_FILES), "--review-below", "nan"],
             "--review-below 'nan' is not valid. Use a number from 0 to 1.",
         ),
         (
-            ["predict", str(SEEDS), "--review-below", "1.5"],
+            ["predict", *map(str, SEED_FILES), "--review-below", "1.5"],
             "--review-below '1.5' is not valid. Use a number from 0 to 1.",
         ),
         (
-            ["predict", str(SEEDS), "--review-below", "-3"],
+            ["predict", *map(str, SEED_FILES), "--review-below", "-3"],
             "--review-below '-3' is not valid. Use a number from 0 to 1.",
         ),
         (
-            ["predict", str(SEEDS), "--jobs", "0"],
+            ["predict", *map(str, SEED_FILES), "--jobs", "0"],
             "--jobs '0' is not valid. Use a whole number of at least 1 or -1.",
         ),
         (
-            ["predict", str(SEEDS), "--jobs", "1.5"],
+            ["predict", *map(str, SEED_FILES), "--jobs", "1.5"],
             "--jobs '1.5' is not valid. Use a whole number of at least 1 or -1.",
         ),
         (
             ["explain", "--text", "robots", "--terms", "-2"],
             "--terms '-2' is not valid. Use a whole number of at least 1.",
         ),
-        (["suggest", str(SEEDS), "--n", "0"], "--n '0' is not valid. Use a whole number of at least 1."),
-        (["label", str(SEEDS), "--n", "-1"], "--n '-1' is not valid. Use a whole number of at least 1."),
+        (
+            ["suggest", *map(str, SEED_FILES), "--n", "0"],
+            "--n '0' is not valid. Use a whole number of at least 1.",
+        ),
+        (
+            ["label", *map(str, SEED_FILES), "--n", "-1"],
+            "--n '-1' is not valid. Use a whole number of at least 1.",
+        ),
     ],
 )
 def test_a_number_out_of_range_is_one_clear_line(capsys, args, message):
@@ -49,7 +55,7 @@ def test_a_number_out_of_range_is_one_clear_line(capsys, args, message):
 
 
 def test_jobs_minus_one_means_every_core(capsys):
-    status, out, _ = run(capsys, "predict", SEEDS, "--jobs", "-1")
+    status, out, _ = run(capsys, "predict", *SEED_FILES, "--jobs", "-1")
     assert status == 0 and len(out.splitlines()) == 39
 
 

@@ -6,7 +6,6 @@ import json
 import os
 import pickle
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import LABELS, ROOT, SEEDS, run
+from conftest import LABELS, ROOT, SEED_FILES, SEEDS, copy_project, run
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -231,7 +230,7 @@ def test_an_unexpected_failure_is_one_line_too(capsys, monkeypatch):
     from tagger import cli
 
     monkeypatch.setattr(cli, "_predict", lambda args: 1 / 0)
-    status, _, err = run(capsys, "predict", SEEDS)
+    status, _, err = run(capsys, "predict", *SEED_FILES)
     assert one_line_error(err, status, 70).startswith(
         "tagger: internal error (ZeroDivisionError: division by zero)"
     )
@@ -315,10 +314,10 @@ def test_a_labels_file_that_is_not_utf8_or_not_csv(tmp_path):
 
 
 def test_label_errors_reach_the_command_line_as_one_line(capsys, tmp_path):
-    shutil.copytree(LABELS, tmp_path / "labels")
+    copy_project(tmp_path, ("labels",))
     with open(tmp_path / "labels" / "labels.csv", "a", encoding="utf-8") as stream:
         stream.write("abbb359e75f8616b,astrology,oops\n")
-    status, _, err = run(capsys, "evaluate", "--labels", tmp_path / "labels", "--abstracts", SEEDS)
+    status, _, err = run(capsys, "evaluate", "--labels", tmp_path / "labels", "--abstracts", *SEED_FILES)
     assert one_line_error(err, status) == (
         f"tagger: {tmp_path / 'labels' / 'labels.csv'}:40: unknown area 'astrology'. Use one of: generative, llm, "
         "optimization, probabilistic, rl, robotics, safety, science, systems, theory, vision.\n"
@@ -355,7 +354,7 @@ def test_a_garbled_card_is_a_clear_error(capsys, model_dir):
     card = json.loads((model_dir / CARD_FILE).read_text())
     card["areas"] = "llm"
     (model_dir / CARD_FILE).write_text(json.dumps(card))
-    status, _, err = run(capsys, "predict", SEEDS, "--model", model_dir)
+    status, _, err = run(capsys, "predict", *SEED_FILES, "--model", model_dir)
     assert "the model card lacks or garbles areas" in one_line_error(err, status)
 
 
@@ -384,7 +383,7 @@ def test_a_model_file_crafted_to_run_code_does_not_run_it(capsys, model_dir, tmp
     (model_dir / CARD_FILE).write_text(json.dumps(card))
     assert pickle.loads(pickle.dumps(contents["coef"][0])) and target.exists()  # the payload works...
     target.unlink()
-    status, _, err = run(capsys, "predict", SEEDS, "--model", model_dir)
+    status, _, err = run(capsys, "predict", *SEED_FILES, "--model", model_dir)
     assert "damaged weights file (coef.npy holds object, not real numbers)" in one_line_error(err, status)
     assert not target.exists()  # ...but loading the model did not run it
 
@@ -442,14 +441,14 @@ def set_value(path, value):
 )
 def test_a_forged_card_with_matching_hashes_is_refused(capsys, model_dir, edit, message):
     forge(model_dir, edit)
-    status, out, err = run(capsys, "predict", SEEDS, "--model", model_dir)
+    status, out, err = run(capsys, "predict", *SEED_FILES, "--model", model_dir)
     assert out == "" and message in one_line_error(err, status)
     assert err.startswith(f"tagger: {model_dir / CARD_FILE}: ")
 
 
 def test_forged_weights_are_refused_before_they_are_allocated(capsys, model_dir, shipped):
     forge(model_dir, coef=shipped.coef.astype(np.complex128))
-    status, _, err = run(capsys, "predict", SEEDS, "--model", model_dir)
+    status, _, err = run(capsys, "predict", *SEED_FILES, "--model", model_dir)
     assert "damaged weights file (coef.npy holds complex128, not real numbers)" in one_line_error(err, status)
     forge(model_dir, coef=shipped.coef)
     weights = next(model_dir.glob("weights-*.npz"))
@@ -463,7 +462,7 @@ def test_forged_weights_are_refused_before_they_are_allocated(capsys, model_dir,
     card = json.loads((model_dir / CARD_FILE).read_text())
     card["weights_sha256"] = __import__("hashlib").sha256(forged).hexdigest()
     (model_dir / CARD_FILE).write_text(json.dumps(card))
-    status, _, err = run(capsys, "predict", SEEDS, "--model", model_dir)
+    status, _, err = run(capsys, "predict", *SEED_FILES, "--model", model_dir)
     declared = f"coef.npy declares shape ({'9' * (len(shape) - 3)},), more than the file holds"
     assert declared in one_line_error(err, status)
 
@@ -532,8 +531,7 @@ def test_killing_predict_never_leaves_a_partial_output(tmp_path):
 
 @pytest.mark.slow
 def test_killing_train_leaves_the_previous_model_intact(tmp_path, shipped):
-    for name in ("labels", "seeds", "models"):
-        shutil.copytree(ROOT / name, tmp_path / name)
+    copy_project(tmp_path, ("labels", "seeds", "models"))
     before = {p.name: p.read_bytes() for p in (tmp_path / "models").iterdir()}
     rng = random.Random(2)
     for stop in (signal.SIGTERM, signal.SIGKILL, signal.SIGINT):
@@ -595,7 +593,7 @@ def test_a_number_too_long_for_python_is_a_bad_record(capsys, tmp_path):
 
 @pytest.mark.parametrize("encoding", ["rot13", "hex", "base64", "idna", "zlib"])
 def test_an_encoding_that_is_not_for_text_files_is_refused(capsys, encoding):
-    status, out, err = run(capsys, "predict", SEEDS, "--encoding", encoding)
+    status, out, err = run(capsys, "predict", *SEED_FILES, "--encoding", encoding)
     assert out == "" and one_line_error(err, status) == (
         f"tagger: {encoding!r} is not an encoding of text files. Use one such as utf-8, latin-1 or utf-16.\n"
     )
@@ -603,8 +601,7 @@ def test_an_encoding_that_is_not_for_text_files_is_refused(capsys, encoding):
 
 @pytest.mark.slow  # trains a model
 def test_a_card_nested_too_deeply_is_a_clear_error_and_train_replaces_it(capsys, tmp_path, monkeypatch):
-    for name in ("labels", "seeds"):
-        shutil.copytree(ROOT / name, tmp_path / name)
+    copy_project(tmp_path, ("labels", "seeds"))
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / CARD_FILE).write_text('{"a": ' * 100_000 + "1" + "}" * 100_000)
     monkeypatch.chdir(tmp_path)
@@ -679,7 +676,7 @@ def test_forged_weights_that_would_make_confidences_nan_are_refused(
     array = getattr(shipped, name).copy()
     array[0] = value
     forge(model_dir, **{name: array})
-    status, out, err = run(capsys, "predict", SEEDS, "--model", model_dir, "--format", "jsonl")
+    status, out, err = run(capsys, "predict", *SEED_FILES, "--model", model_dir, "--format", "jsonl")
     assert out == "" and message in one_line_error(err, status)
 
 
@@ -690,7 +687,7 @@ def test_a_weights_file_that_is_a_fifo_is_refused_at_once(capsys, model_dir):
     result = {}
     reader = threading.Thread(
         target=lambda: result.update(
-            zip(("status", "out", "err"), run(capsys, "predict", SEEDS, "--model", model_dir))
+            zip(("status", "out", "err"), run(capsys, "predict", *SEED_FILES, "--model", model_dir))
         ),
         daemon=True,
     )
@@ -708,7 +705,7 @@ def test_a_card_larger_than_any_tagger_writes_is_refused_without_reading_it(caps
     with open(card, "r+b") as stream:  # a sparse file: 3 GB that take no disk
         stream.seek(3 * 2**30)
         stream.write(b" ")
-    status, _, err = run(capsys, "predict", SEEDS, "--model", model_dir)
+    status, _, err = run(capsys, "predict", *SEED_FILES, "--model", model_dir)
     assert "the model card is 3,221,225,473 bytes, more than tagger ever writes" in one_line_error(
         err, status
     )

@@ -5,17 +5,17 @@ import subprocess
 import sys
 
 import pytest
-from conftest import LABELS, SEEDS, run
+from conftest import LABELS, SEED_FILES, SEEDS, run
 
 from tagger import load_model
 from tagger.output import COLUMNS
 from tagger.reading import read_abstracts
 
-SEED_ABSTRACTS = list(read_abstracts([SEEDS]))
+SEED_ABSTRACTS = list(read_abstracts(SEED_FILES))
 
 
 def test_predict_tags_every_seed_in_order(capsys, shipped):
-    status, out, err = run(capsys, "predict", SEEDS)
+    status, out, err = run(capsys, "predict", *SEED_FILES)
     rows = list(csv.DictReader(io.StringIO(out)))
     assert status == 0
     assert tuple(rows[0]) == COLUMNS
@@ -33,7 +33,7 @@ def test_predict_tags_every_seed_in_order(capsys, shipped):
 
 
 def test_predict_flags_abstracts_below_the_review_threshold(capsys):
-    status, out, err = run(capsys, "predict", SEEDS, "--review-below", "1")
+    status, out, err = run(capsys, "predict", *SEED_FILES, "--review-below", "1")
     rows = list(csv.DictReader(io.StringIO(out)))
     assert status == 0 and all(r["needs_review"] == "True" for r in rows)
     assert err.endswith("; 38 need review (confidence below 1.00)\n")
@@ -77,7 +77,7 @@ def test_train_then_predict_with_the_new_model(capsys, tmp_path, shipped):
     status, _, err = run(capsys, "train", "--labels", LABELS, "--abstracts", SEEDS, "--model", tmp_path)
     assert status == 0
     assert "before     after" in err and "0 of 38 abstracts changed area" in err
-    status, out, _ = run(capsys, "predict", SEEDS, "--model", tmp_path)
+    status, out, _ = run(capsys, "predict", *SEED_FILES, "--model", tmp_path)
     assert status == 0 and len(out.splitlines()) == 39
 
 
@@ -152,7 +152,7 @@ def test_explain_shows_the_deciding_terms(capsys):
         (["predict"], 1, "tagger: the following arguments are required: PATH."),
         (["predict", "x", "--format", "xml"], 1, "tagger: argument --format: invalid choice"),
         (["frobnicate"], 1, "tagger: argument command: invalid choice"),
-        (["predict", SEEDS, "--model", "no-model-here"], 2, "tagger: no-model-here: no model here"),
+        (["predict", *SEED_FILES, "--model", "no-model-here"], 2, "tagger: no-model-here: no model here"),
     ],
 )
 def test_errors_are_one_line_with_a_status(capsys, args, status, message):
@@ -163,16 +163,19 @@ def test_errors_are_one_line_with_a_status(capsys, args, status, message):
 
 def test_the_installed_command_runs_in_a_new_process(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "tagger", "predict", str(SEEDS)], capture_output=True, text=True, cwd=tmp_path
+        [sys.executable, "-m", "tagger", "predict", *map(str, SEED_FILES)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
     assert len(result.stdout.splitlines()) == 39
 
 
 def test_mistyped_verbs_and_options_get_a_did_you_mean(capsys):
-    status, _, err = run(capsys, "predcit", SEEDS)
+    status, _, err = run(capsys, "predcit", *SEED_FILES)
     assert status == 1 and "Did you mean predict? See 'tagger --help'." in err
-    status, _, err = run(capsys, "predict", SEEDS, "--outptu", "x.csv")
+    status, _, err = run(capsys, "predict", *SEED_FILES, "--outptu", "x.csv")
     assert status == 1 and "unrecognized arguments: --outptu x.csv. Did you mean --output?" in err
 
 

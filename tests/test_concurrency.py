@@ -3,9 +3,8 @@
 import dataclasses
 import json
 import multiprocessing
-import shutil
 
-from conftest import ROOT
+from conftest import copy_project
 
 from tagger import Model
 from tagger.errors import TaggerError
@@ -29,8 +28,7 @@ def _session(project, name: str, areas: list[str]) -> None:
 
 
 def test_two_label_sessions_at_once_keep_every_answer(tmp_path):
-    for name in ("labels", "seeds"):
-        shutil.copytree(ROOT / name, tmp_path / name)
+    copy_project(tmp_path, ("labels", "seeds"))
     sessions = [
         fork.Process(target=_session, args=(tmp_path, name, [area] * LABELS_PER_SESSION))
         for name, area in (("a", "robotics"), ("b", "vision"))
@@ -57,8 +55,7 @@ def test_two_label_sessions_at_once_keep_every_answer(tmp_path):
 
 
 def test_a_second_label_of_an_abstract_replaces_the_first(tmp_path):
-    for name in ("labels", "seeds"):
-        shutil.copytree(ROOT / name, tmp_path / name)
+    copy_project(tmp_path, ("labels", "seeds"))
     abstract = Abstract("p1", "Robots grasp cups.", "pile.jsonl", 1, 1)
     store = ProjectLabels(tmp_path / "labels", tmp_path / "seeds")
     assert store.add(abstract, "vision").earlier is None

@@ -6,7 +6,6 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import LABELS, SEEDS
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import Pipeline
@@ -14,14 +13,13 @@ from sklearn.utils.estimator_checks import check_estimator
 
 import tagger
 from tagger.errors import TaggerError
-from tagger.labels import load_training_set
 
 
 @pytest.fixture(scope="module")
-def seeds():
+def seeds(seed_set):
     """The seed abstracts of the areas with three or more of them (cross-validation needs two
     of each area in every training fold)."""
-    training_set = load_training_set(LABELS, [SEEDS])
+    training_set = seed_set
     counts = Counter(training_set.labels)
     keep = [i for i, label in enumerate(training_set.labels) if counts[label] >= 3]
     return [training_set.texts[i] for i in keep], [training_set.labels[i] for i in keep]

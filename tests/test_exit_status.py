@@ -8,7 +8,7 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, SEEDS, run
+from conftest import ROOT, SEED_FILES, run
 
 
 def readme_statuses() -> set[int]:
@@ -18,11 +18,11 @@ def readme_statuses() -> set[int]:
 
 
 def ok(capsys, tmp_path):
-    return run(capsys, "predict", SEEDS)[0]
+    return run(capsys, "predict", *SEED_FILES)[0]
 
 
 def usage(capsys, tmp_path):
-    return run(capsys, "predict", SEEDS, "--review-below", "2")[0]
+    return run(capsys, "predict", *SEED_FILES, "--review-below", "2")[0]
 
 
 def bad_input(capsys, tmp_path):
@@ -43,7 +43,7 @@ def internal_error(capsys, tmp_path):
     original = cli._predict
     cli._predict = broken
     try:
-        return run(capsys, "predict", SEEDS)[0]
+        return run(capsys, "predict", *SEED_FILES)[0]
     finally:
         cli._predict = original
 

@@ -7,11 +7,10 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import LABELS, SEEDS, run
+from conftest import run
 
 import tagger
 from tagger.errors import TaggerError
-from tagger.labels import load_training_set
 
 FRAME = pd.DataFrame(
     {
@@ -46,8 +45,8 @@ def test_a_missing_column_is_named():
         tagger.tag_dataframe(FRAME)
 
 
-def test_training_from_a_dataframe_or_lists_is_training_from_the_file(tmp_path):
-    training_set = load_training_set(LABELS, [SEEDS])
+def test_training_from_a_dataframe_or_lists_is_training_from_the_file(tmp_path, seed_set):
+    training_set = seed_set
     counts = Counter(training_set.labels)
     keep = [i for i, label in enumerate(training_set.labels) if counts[label] >= 3]
     texts = [training_set.texts[i] for i in keep]

@@ -11,7 +11,7 @@ import shutil
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, SEED_FILES, copy_project
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,8 +29,7 @@ SLUGS = [area.slug for area in AREAS]
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     """A copy of the repository's labels, seeds and model, as the working folder."""
-    for name in ("labels", "seeds", "models"):
-        shutil.copytree(ROOT / name, tmp_path / name)
+    copy_project(tmp_path, ("labels", "seeds", "models"))
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -385,15 +384,13 @@ def test_a_session_killed_at_any_moment_keeps_every_answer_it_confirmed(tmp_path
 
     answers = ["robotics", "vision", "theory", "llm", "science", "systems", "safety", "rl"]
     pile = tmp_path / "pile.jsonl"
-    sentences = [
-        s for a in read_abstracts([ROOT / "seeds"]) for s in a.text.split(". ") if len(s.split()) > 12
-    ]
+    sentences = [s for a in read_abstracts(SEED_FILES) for s in a.text.split(". ") if len(s.split()) > 12]
     pile.write_text("".join(json.dumps({"abstract": sentence}) + "\n" for sentence in sentences[:60]))
     rng = random.Random(17)
     for trial in range(10):
         folder = tmp_path / f"trial{trial}"
-        for name in ("labels", "seeds", "models"):
-            shutil.copytree(ROOT / name, folder / name)
+        folder.mkdir()
+        copy_project(folder)
         extra = []
         if where == "data":
             own_jsonl(

@@ -2,7 +2,6 @@ import csv
 import io
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -10,7 +9,7 @@ import time
 from collections import Counter
 
 import pytest
-from conftest import LABELS, ROOT
+from conftest import LABELS, ROOT, copy_project
 
 from tagger import load_model
 from tagger.cli import main
@@ -110,8 +109,7 @@ def test_end_of_input_ends_the_session(shipped, tmp_path):
 @pytest.fixture
 def project(tmp_path):
     """A copy of the repository's labels, seeds and model to label in."""
-    for name in ("labels", "seeds", "models"):
-        shutil.copytree(ROOT / name, tmp_path / name)
+    copy_project(tmp_path, ("labels", "seeds", "models"))
     pile_file(tmp_path)
     return tmp_path
 

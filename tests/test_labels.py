@@ -1,11 +1,12 @@
 import csv
+import json
 
 import pytest
-from conftest import LABELS, SEEDS
+from conftest import LABELS, SEED_FILES, SEEDS
 
 from tagger.errors import LabelError
 from tagger.labels import load_areas, load_labels, load_training_set, read_labelled_file
-from tagger.reading import read_abstracts
+from tagger.reading import abstract_id, read_abstracts
 
 AREAS = ["llm", "vision", "generative", "rl", "robotics", "theory", "optimization", "probabilistic", "safety",
          "science", "systems"]  # fmt: skip
@@ -18,21 +19,26 @@ def test_the_taxonomy_has_the_eleven_areas_each_described():
         assert area.name and len(area.description.split()) >= 50 and len(area.keywords) >= 30
 
 
-def test_every_seed_has_exactly_one_hand_label_with_a_known_area():
+def test_every_labelled_abstract_has_exactly_one_hand_label_with_a_known_area():
     areas = load_areas(LABELS / "areas.csv")
     labels = load_labels(LABELS / "labels.csv", areas)
-    seed_ids = {a.id for a in read_abstracts([SEEDS])}
-    assert len(labels) == 38
-    assert {label.abstract_id for label in labels} == seed_ids
+    seed_ids = {a.id for a in read_abstracts(SEED_FILES)}
+    modern = list(read_abstracts([SEEDS / "modern-2022-24.jsonl"]))
+    assert len(labels) == 38 + 325 == len(seed_ids) + len(modern)
+    assert {label.abstract_id for label in labels} == seed_ids | {abstract_id(a.text) for a in modern}
     assert {label.area for label in labels} <= set(AREAS)
     assert all(label.title for label in labels)
+    # each abstract of 2022-24 keeps where it comes from
+    records = [json.loads(line) for line in (SEEDS / "modern-2022-24.jsonl").read_text("utf-8").splitlines()]
+    assert all(r["venue"] and r["year"] in (2022, 2023, 2024) for r in records) and len(records) == 325
 
 
-def test_training_set_joins_labels_to_seed_texts(training_set):
-    assert len(training_set.texts) == 38 and training_set.use_descriptions
+def test_training_set_joins_labels_to_their_texts(training_set, seed_set):
+    assert len(training_set.texts) == 363 and training_set.use_descriptions
     counts = training_set.counts()
-    assert list(counts) == AREAS and sum(counts.values()) == 38 and counts["probabilistic"] == 0
+    assert list(counts) == AREAS and sum(counts.values()) == 363 and min(counts.values()) >= 19
     assert len(training_set.fingerprint()) == 64
+    assert len(seed_set.texts) == 38 and seed_set.counts()["probabilistic"] == 0
 
 
 def write_csv(path, header, rows):

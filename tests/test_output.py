@@ -10,7 +10,7 @@ import sys
 import threading
 
 import pytest
-from conftest import SEEDS, run
+from conftest import SEED_FILES, SEEDS, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +20,7 @@ ROWS = 38 + 1  # the seeds' rows and the header
 
 
 def tag(capsys, *args):
-    return run(capsys, "predict", str(SEEDS), "--quiet", *args)
+    return run(capsys, "predict", *map(str, SEED_FILES), "--quiet", *args)
 
 
 def test_a_symlink_is_written_through_to_its_target(capsys, tmp_path):
@@ -64,7 +64,7 @@ def test_devices_are_written_through_never_replaced(capsys, tmp_path):
 
 def test_proc_self_fd_1_is_this_process_stdout(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "tagger", "predict", str(SEEDS), "--output", "/proc/self/fd/1"],
+        [sys.executable, "-m", "tagger", "predict", *map(str, SEED_FILES), "--output", "/proc/self/fd/1"],
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -83,7 +83,7 @@ def test_an_input_file_is_never_the_output(capsys, tmp_path):
         "Choose another --output.\n"
     )
     folder_input = SEEDS / "neurips2026-a.txt"
-    status, _, err = tag(capsys, "--output", str(folder_input))
+    status, _, err = run(capsys, "predict", SEEDS, "--quiet", "--output", str(folder_input))
     assert status == 2 and f"is an input ({SEEDS})" in err
 
 
@@ -115,7 +115,7 @@ def test_a_long_name_is_written_and_no_temporary_file_is_left(capsys, tmp_path):
 
 def test_a_closed_stdout_is_one_clear_line(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "tagger", "predict", str(SEEDS)],
+        [sys.executable, "-m", "tagger", "predict", *map(str, SEED_FILES)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -16,14 +16,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SEEDS, run
+from conftest import SEED_FILES, run
 
 from tagger import batch, cli
 from tagger.batch import CHUNK_SIZE, tag_abstracts, tag_blocks
 from tagger.cli import main
 from tagger.reading import Abstract, read_abstracts
 
-SENTENCES = [s for a in read_abstracts([SEEDS]) for s in a.text.split(". ")]
+SENTENCES = [s for a in read_abstracts(SEED_FILES) for s in a.text.split(". ")]
 
 
 def pile(folder, n, name="pile.jsonl"):

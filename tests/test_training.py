@@ -3,12 +3,12 @@ import json
 
 import numpy as np
 import pytest
-from conftest import SEEDS, run
+from conftest import SEED_FILES, SEEDS, run
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tagger import load_model, train
-from tagger.calibration import softmax, top_label_mapped
+from tagger.calibration import softmax
 from tagger.card import Calibration, ModelCard
 from tagger.errors import UsageError
 from tagger.labels import Area, TrainingSet
@@ -16,16 +16,21 @@ from tagger.reading import read_abstracts
 from tagger.settings import SELECTION_GRID, TrainingSettings
 from tagger.training import cross_validate, export, fit_pipeline
 
-SEED_TEXTS = [a.text for a in read_abstracts([SEEDS])]
+SEED_TEXTS = [a.text for a in read_abstracts(SEED_FILES)]
 
 
-def test_the_shipped_model_is_current_with_labels_and_settings(shipped, training_set, retrained):
-    """Fails when labels/ or seeds/ changed (or the default settings did) without retraining:
-    run `tagger train` and commit models/."""
+def test_the_shipped_model_is_current_with_the_labels(shipped, training_set):
+    """Fails when labels/ or seeds/ changed without retraining: run `tagger train --search`
+    and commit models/."""
     assert shipped.card.training_data.sha256 == training_set.fingerprint()
+
+
+@pytest.mark.slow  # the search over 363 labelled abstracts takes a quarter of a minute
+def test_the_shipped_model_is_current_with_the_settings(shipped, retrained):
     assert shipped.card.settings == retrained.card.settings  # as training chooses them today
 
 
+@pytest.mark.slow
 def test_retraining_reproduces_the_shipped_model(shipped, retrained):
     assert retrained.vocabulary == shipped.vocabulary
     np.testing.assert_allclose(retrained.coef, shipped.coef, atol=1e-6)
@@ -36,26 +41,34 @@ def test_retraining_reproduces_the_shipped_model(shipped, retrained):
     assert retrained.card.review == shipped.card.review
 
 
-def test_leave_one_out_accuracy_of_the_shipped_recipe(retrained):
-    figures = retrained.card.evaluation
+def test_cross_validated_figures_of_the_shipped_recipe(shipped):
+    figures = shipped.card.evaluation
+    assert figures.scheme == "stratified 5-fold" and figures.labelled_abstracts == 363
+    assert figures.accuracy >= 0.68 and figures.macro_f1 >= 0.68 and figures.ece <= 0.05
+
+
+def test_leave_one_out_accuracy_of_the_recipe_on_the_seeds(seed_set):
+    from tagger.training import train as fit
+
+    figures = fit(seed_set).card.evaluation
     assert figures.scheme == "leave-one-out" and figures.labelled_abstracts == 38
     assert figures.accuracy >= 0.65
     assert 0.0 < figures.macro_f1 <= 1.0
 
 
-def test_the_card_describes_the_training(retrained):
-    card = retrained.card
-    assert [a.slug for a in card.areas] == list(retrained.areas)
-    assert sum(card.labelled_per_area.values()) == 38
-    assert card.n_features == len(retrained.vocabulary)
+def test_the_card_describes_the_training(shipped):
+    card = shipped.card
+    assert [a.slug for a in card.areas] == list(shipped.areas)
+    assert sum(card.labelled_per_area.values()) == 363
+    assert card.n_features == len(shipped.vocabulary)
     assert {"numpy", "scikit-learn", "python", "tagger"} <= card.versions.keys()
     assert card.calibration.temperature > 0
 
 
 @pytest.fixture(scope="module")
-def pipeline_and_model(training_set, retrained):
-    pipeline = fit_pipeline(training_set, retrained.card.settings)
-    card = dataclasses.replace(retrained.card, calibration=Calibration("none", 1.0))
+def pipeline_and_model(training_set, shipped):
+    pipeline = fit_pipeline(training_set, shipped.card.settings)
+    card = dataclasses.replace(shipped.card, calibration=Calibration("none", 1.0))
     model = export(pipeline, card)
     columns = [list(pipeline.classes_).index(area) for area in model.areas]  # scikit-learn sorts areas
     return pipeline, model, columns
@@ -118,12 +131,7 @@ def test_two_areas_work_like_many():
     shrink = 1 / (1 + calibration.evidence_scale)  # one known word
     np.testing.assert_allclose(
         model.predict_proba(["robot"]),
-        top_label_mapped(
-            softmax(shrink * scores / calibration.temperature),
-            np.array([shrink]),
-            calibration.top_slope,
-            calibration.top_offset,
-        ),
+        calibration.top_label.apply(softmax(shrink * scores / calibration.temperature), np.ones(1)),
     )
 
 
@@ -134,9 +142,9 @@ def test_labelled_abstracts_count_more_with_more_weight():
     assert abs(heavy.coef[0, heavy.vocabulary.index("cups")]) > abs(light.coef[0, cups])
 
 
-def test_settings_round_trip_through_the_card(retrained):
+def test_settings_round_trip_through_the_card(shipped):
     settings = dataclasses.replace(TrainingSettings(), C=3.0, abstract_weight=0.5, ngram_max=1)
-    card = dataclasses.replace(retrained.card, settings=settings)
+    card = dataclasses.replace(shipped.card, settings=settings)
     data = json.loads(json.dumps(card.to_dict()))
     assert data["features"]["analyzer"] == {"ngram_max": 1}
     assert data["classifier"]["C"] == 3.0 and data["classifier"]["fit_intercept"] is False
@@ -183,14 +191,14 @@ def test_train_api_reads_a_users_labelled_file(tmp_path):
     assert model.predict("robots grasp").area == "robots"
 
 
-def test_review_threshold_and_label_errors_in_the_card(retrained):
-    review = retrained.card.review
+def test_review_threshold_and_label_errors_in_the_card(shipped):
+    review = shipped.card.review
     assert review.target_accuracy == 0.9
-    assert retrained.review_threshold == review.threshold
+    assert shipped.review_threshold == review.threshold
     assert 0 <= review.share_flagged <= 1 and review.accuracy_unflagged >= 0.9
-    for suspect in retrained.card.evaluation.possible_label_errors:
+    for suspect in shipped.card.evaluation.possible_label_errors:
         assert suspect["label_probability"] < 0.03 and suspect["label"] != suspect["predicted"]
-    assert 0 <= retrained.card.evaluation.ece <= 1
+    assert 0 <= shipped.card.evaluation.ece <= 1
 
 
 def labelled_file(folder, n_per_area=12):
@@ -216,6 +224,7 @@ def test_settings_are_chosen_by_cross_validation_on_enough_labels(tmp_path, monk
 
     monkeypatch.setattr(training, "SELECT_FROM", 30)
     monkeypatch.setattr(training, "LEAVE_ONE_OUT_MAX", 20)
+    monkeypatch.setattr(training, "HALVING_FROM", 30)
     grid = {"C": (0.01, 10.0), "ngram_max": (1,), "sublinear_tf": (True,), "balance_areas": (True, False)}
     monkeypatch.setattr(training, "SELECTION_GRID", grid)
     model = train(labelled_file(tmp_path))
@@ -226,7 +235,11 @@ def test_settings_are_chosen_by_cross_validation_on_enough_labels(tmp_path, monk
     finalists = ranked[: training.HALVING_KEEP]
     assert all("macro_f1" in row for row in finalists) and "macro_f1" not in ranked[-1]
     best = max(row["macro_f1"] for row in finalists)
-    near = [row for row in finalists if row["macro_f1"] >= best - training.SELECTION_TOLERANCE]
+    near = [
+        row
+        for row in finalists
+        if row["macro_f1"] >= best - max(training.SELECTION_TOLERANCE, training.NOISE_SPAN * row["noise"])
+    ]
     chosen = min(near, key=lambda row: row["log_loss"])
     assert chosen["C"] == model.card.settings.C
     assert model.card.settings.balance_areas == chosen["balance_areas"]
@@ -239,6 +252,7 @@ def test_without_halving_every_candidate_is_cross_validated_in_full(tmp_path, mo
     from tagger.labels import read_labelled_file
 
     monkeypatch.setattr(training, "LEAVE_ONE_OUT_MAX", 20)
+    monkeypatch.setattr(training, "HALVING_FROM", 30)
     data = read_labelled_file(labelled_file(tmp_path))
     grid = {"C": (0.01, 0.1, 1.0, 10.0), "ngram_max": (1,)}
     _, selection, _ = training.select_settings(data, grid_values=grid, halving=False)
@@ -345,7 +359,7 @@ def test_self_training_learns_from_the_pile_without_touching_the_labels():
 
 @pytest.mark.slow
 def test_the_train_command_takes_an_unlabelled_pile(tmp_path, capsys):
-    from conftest import LABELS, SEEDS, run
+    from conftest import LABELS, run
 
     pile = tmp_path / "pile.jsonl"
     pile.write_text("".join(json.dumps({"abstract": text}) + "\n" for text in PILE), encoding="utf-8")
@@ -381,7 +395,9 @@ def test_self_training_figures_do_not_leak_held_out_labels():
     from tagger.training import train as fit
 
     rng = random.Random(3)
-    sentences = [s for a in read_abstracts([SEEDS]) for s in a.text.split(". ") if len(s.split()) > 10][:90]
+    sentences = [s for a in read_abstracts(SEED_FILES) for s in a.text.split(". ") if len(s.split()) > 10][
+        :90
+    ]
     areas = [rng.choice(["a", "b", "c"]) for _ in sentences]
     training_set = labelled_set(sentences, areas, "random labels")
     pile = [f"{text} indeed" for text in sentences]

@@ -3,11 +3,10 @@ an internal error (70) or a traceback: the reproductions of a hostile read of th
 
 import json
 import os
-import shutil
 import threading
 
 import pytest
-from conftest import ROOT, SEEDS, run
+from conftest import ROOT, SEED_FILES, copy_project, run
 
 from tagger.cli import main
 
@@ -48,8 +47,7 @@ def test_a_file_name_that_is_not_utf8_is_written_escaped(capsys, tmp_path):
 
 @pytest.mark.slow  # trains end to end
 def test_a_pile_of_labelled_abstracts_only_trains_without_self_training(capsys, tmp_path, monkeypatch):
-    for name in ("labels", "seeds"):
-        shutil.copytree(ROOT / name, tmp_path / name)
+    copy_project(tmp_path, ("labels", "seeds"))
     monkeypatch.chdir(tmp_path)
     status, _, err = run(capsys, "train", "--unlabelled", "seeds", "--model", "m")
     assert status == 0, err
@@ -81,7 +79,9 @@ def test_bytes_inside_a_kept_struct_are_written(capsys, tmp_path):
 def test_the_command_line_runs_from_a_thread(capsys, tmp_path):
     result = {}
     thread = threading.Thread(
-        target=lambda: result.update(status=main(["predict", str(SEEDS), "-o", str(tmp_path / "t.csv")]))
+        target=lambda: result.update(
+            status=main(["predict", *map(str, SEED_FILES), "-o", str(tmp_path / "t.csv")])
+        )
     )
     thread.start()
     thread.join(60)
@@ -105,8 +105,7 @@ def test_a_corrupt_parquet_page_is_one_clear_line_and_skippable(capsys, tmp_path
 
 
 def test_a_read_only_abstracts_folder_names_the_file_not_a_temporary_one(capsys, tmp_path, monkeypatch):
-    for name in ("labels", "seeds", "models"):
-        shutil.copytree(ROOT / name, tmp_path / name)
+    copy_project(tmp_path, ("labels", "seeds", "models"))
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pile.txt").write_text("Robots learn grasping from human video demonstrations.\n")
     import tagger.atomic
@@ -122,8 +121,7 @@ def test_a_read_only_abstracts_folder_names_the_file_not_a_temporary_one(capsys,
 
 
 def test_a_read_only_model_folder_is_refused_before_training(capsys, tmp_path, monkeypatch):
-    for name in ("labels", "seeds"):
-        shutil.copytree(ROOT / name, tmp_path / name)
+    copy_project(tmp_path, ("labels", "seeds"))
     monkeypatch.chdir(tmp_path)
     (tmp_path / "m").mkdir()
     monkeypatch.setattr("os.access", lambda path, mode, **kw: not str(path).endswith("m"))

@@ -20,8 +20,7 @@ import pickle
 from pathlib import Path
 
 import numpy as np
-
-from bench_modern import load, parse_settings
+from bench_modern import load, parse_settings, repository_labels_without
 
 from tagger.evaluate import expected_calibration_error, review_threshold
 from tagger.reading import abstract_id, document
@@ -30,7 +29,9 @@ from tagger.reading import abstract_id, document
 def outer_splits(rows: list[dict], folds: int, repeats: int) -> list[tuple[str, set]]:
     from sklearn.model_selection import StratifiedKFold
 
-    splits = [(f"year {y}", {r["id"] for r in rows if r["year"] == y}) for y in sorted({r["year"] for r in rows})]
+    splits = [
+        (f"year {y}", {r["id"] for r in rows if r["year"] == y}) for y in sorted({r["year"] for r in rows})
+    ]
     for seed in range(repeats):
         for k, (_, test) in enumerate(
             StratifiedKFold(folds, shuffle=True, random_state=seed).split(rows, [r["area"] for r in rows])
@@ -46,11 +47,9 @@ def scores_of(rows: list[dict], held: set, settings) -> dict:
 
     from tagger.calibration import Scores
     from tagger.features import evidence
-    from tagger.labels import load_training_set
     from tagger.training import fit_pipeline, linear_weights, out_of_fold_scores
 
-    root = Path(__file__).resolve().parents[2]
-    base = load_training_set(root / "labels", [root / "seeds"])
+    base = repository_labels_without(rows)
     taken = [r for r in rows if r["id"] not in held and r["area"] != "none"]
     training_set = dataclasses.replace(
         base,
@@ -66,7 +65,9 @@ def scores_of(rows: list[dict], held: set, settings) -> dict:
     texts = [document(r["abstract"], r["title"]) for r in test]
     matrix = vectorizer.transform(texts)
     held_scores = Scores(
-        np.asarray(matrix @ coef.T), np.tile(intercept, (len(texts), 1)), evidence(texts, vectorizer.vocabulary_)
+        np.asarray(matrix @ coef.T),
+        np.tile(intercept, (len(texts), 1)),
+        evidence(texts, vectorizer.vocabulary_),
     )
     return {
         "slugs": training_set.slugs,
@@ -92,7 +93,10 @@ def main() -> None:
         runs = pickle.loads(options.cache.read_bytes())
     else:
         settings = parse_settings(options.settings)
-        runs = [(name, scores_of(rows, held, settings)) for name, held in outer_splits(rows, options.folds, options.repeats)]
+        runs = [
+            (name, scores_of(rows, held, settings))
+            for name, held in outer_splits(rows, options.folds, options.repeats)
+        ]
         if options.cache:
             options.cache.write_bytes(pickle.dumps(runs))
     report(runs)
@@ -180,7 +184,6 @@ def report(runs) -> None:
                 )
 
 
-
 def _top_map(run, base, mapping_fit):
     """``base`` form, then its top confidence mapped (others rescaled to fill the rest)."""
     apply = base(run)
@@ -217,7 +220,9 @@ def _platt(conf, correct):
         return -np.mean(correct * np.log(q) + (1 - correct) * np.log(1 - q))
 
     a, b = minimize(loss, [1.0, 0.0]).x
-    return lambda c: 1 / (1 + np.exp(-(a * np.log(np.clip(c, 1e-6, 1 - 1e-6) / np.clip(1 - c, 1e-6, None)) + b)))
+    return lambda c: (
+        1 / (1 + np.exp(-(a * np.log(np.clip(c, 1e-6, 1 - 1e-6) / np.clip(1 - c, 1e-6, None)) + b)))
+    )
 
 
 form("shipped, then isotonic on the top confidence")(lambda run: _top_map(run, _shipped, _isotonic))
@@ -252,24 +257,16 @@ def _floor(run):
     return lambda s: probs(result.x, s)
 
 
-def _top_label(run, probes=False):
+def _top_label(run):
     import tagger.calibration as calibration
 
     oof, truth = run["oof"], run["truth"]
     t, s = calibration.fit_calibration(oof.scores, truth, oof.probes, truth[oof.probe_rows])
-    scores, fit_truth, weights = oof.scores, truth, None
-    if probes:
-        scores = calibration.Scores.stack([oof.scores, oof.probes])
-        fit_truth = np.concatenate([truth, truth[oof.probe_rows]])
-        n, m = len(truth), len(oof.probe_rows)
-        weights = np.concatenate([np.ones(n), np.full(m, n / max(m, 1))])
-    shrink = calibration.shrink_factor(scores, s)
-    a, b = calibration.fit_top_label(calibration.calibrated(scores, t, s), fit_truth, shrink, weights)
-    return lambda held: calibration.calibrated(held, t, s, a, b)
+    top = calibration.fit_top_label(calibration.calibrated(oof.scores, t, s), truth, oof.scores.evidence)
+    return lambda held: calibration.calibrated(held, t, s, top)
 
 
 form("temperature + evidence + top-label map (product)")(_top_label)
-form("the same, fitted with the cut-short probes too")(lambda run: _top_label(run, probes=True))
 
 
 @form("temperature + evidence, fitted on abstracts only (no probes)")
