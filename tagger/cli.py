@@ -139,13 +139,14 @@ def _parser() -> argparse.ArgumentParser:
         "--top-k",
         metavar="K",
         type=_checked("--top-k", low=1, integer=True),
-        help="add a tags column: the K most likely areas (with --min-confidence, those at least that likely)",
+        help="tags: the K most likely areas (with --min-confidence, those at least that likely); "
+        "default: the area, and the runner-up when at least 0.15 likely",
     )
     predict.add_argument(
         "--min-confidence",
         metavar="P",
         type=_checked("--min-confidence", low=0.0, high=1.0),
-        help="add a tags column: every area at least this likely (with --top-k, at most K of them)",
+        help="tags: every area at least this likely (with --top-k, at most K of them)",
     )
     predict.add_argument(
         "--keep",

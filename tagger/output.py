@@ -1,8 +1,9 @@
 """Output rows: one per abstract, in input order, as CSV, JSON lines or Parquet.
 
-A row holds :data:`COLUMNS`; with a :class:`Layout` asking for them, a ``tags`` column (every
-area that qualifies, ``area:probability;...`` in CSV, a list in JSON lines and Parquet) and
-input columns carried through (``--keep``).
+A row holds :data:`COLUMNS`, a ``tags`` column (the top area, and the runner-up when it is
+close; or every area that qualifies by ``--top-k`` and ``--min-confidence``:
+``area:probability;...`` in CSV, a list in JSON lines and Parquet) and input columns carried
+through (``--keep``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from .atomic import atomic_write
 from .errors import OutputError
 from .model import Model
 from .prediction import COLUMNS as PREDICTION_COLUMNS
-from .prediction import prediction_columns, top_areas
+from .prediction import default_tags, prediction_columns, top_areas
 from .reading import KEEP_ALL, Abstract, format_of
 
 FORMATS = ("csv", "jsonl", "parquet")
@@ -47,18 +48,20 @@ def prediction_table(probabilities: np.ndarray, model: Model, review_below: floa
 
 @dataclass(frozen=True)
 class Layout:
-    """What rows hold besides :data:`COLUMNS`: with ``top_k`` or ``min_confidence``, a
-    ``tags`` column (the ``top_k`` most likely areas, all if not given, of probability at
-    least ``min_confidence``); ``keep``: input columns carried through (by name; the
-    readers' ``KEEP_ALL`` for every one)."""
+    """What rows hold besides :data:`COLUMNS`: the ``tags`` column (with ``top_k`` or
+    ``min_confidence``, the ``top_k`` most likely areas, all if not given, of probability at
+    least ``min_confidence``; without, :data:`tagger.prediction.DEFAULT_TAGS`); ``keep``:
+    input columns carried through (by name; the readers' ``KEEP_ALL`` for every one)."""
 
     top_k: int | None = None
     min_confidence: float | None = None
     keep: tuple[str, ...] = ()
 
-    @property
-    def tags(self) -> bool:
-        return self.top_k is not None or self.min_confidence is not None
+    def tags(self, probabilities: np.ndarray, areas) -> list[list[tuple[str, float]]]:
+        """Each row's tags."""
+        if self.top_k is None and self.min_confidence is None:
+            return default_tags(probabilities, areas)
+        return top_areas(probabilities, areas, self.top_k, self.min_confidence or 0.0)
 
 
 class ChunkRows:
@@ -80,18 +83,13 @@ class ChunkRows:
             "id": [a.id for a in chunk],
             **prediction_table(probabilities, model, review_below),
         }
-        self.tags = (
-            top_areas(probabilities, model.areas, layout.top_k, layout.min_confidence or 0.0)
-            if layout.tags
-            else None
-        )
+        self.tags = layout.tags(probabilities, model.areas)
         self.kept = [a.extra or {} for a in chunk] if layout.keep else None
 
     def __iter__(self) -> Iterator[dict]:
         for i, values in enumerate(zip(*self.table.values())):
             row = dict(zip(self.table, values))
-            if self.tags is not None:
-                row["tags"] = [{"area": area, "confidence": round(p, DIGITS)} for area, p in self.tags[i]]
+            row["tags"] = [{"area": area, "confidence": round(p, DIGITS)} for area, p in self.tags[i]]
             if self.kept is not None:
                 for name, value in self.kept[i].items():
                     row[_kept_name(name)] = value
@@ -99,8 +97,12 @@ class ChunkRows:
 
     @property
     def plain(self) -> bool:
-        """Whether the rows hold :data:`COLUMNS` only."""
-        return self.tags is None and self.kept is None
+        """Whether the rows hold :data:`COLUMNS` and ``tags`` only."""
+        return self.kept is None
+
+    def tag_cells(self) -> list[str]:
+        """The ``tags`` column as CSV cells."""
+        return [";".join(f"{area}:{round(p, DIGITS)}" for area, p in tags) for tags in self.tags]
 
     def kept_names(self) -> list[str]:
         """The output names of the kept columns, in the order the rows first hold them."""
@@ -112,11 +114,11 @@ class ChunkRows:
         columns), without a dict per row: a row may keep thousands of columns."""
         extra = columns[len(COLUMNS) :]
         kept = [_input_name(name) for name in extra if name != "tags"]
-        tags = self.tags if "tags" in extra else None
+        tags = self.tag_cells() if "tags" in extra else None
         for i, own in enumerate(zip(*self.table.values())):
             row = list(own)
             if tags is not None:
-                row.append(_cell("tags", [{"area": a, "confidence": round(p, DIGITS)} for a, p in tags[i]]))
+                row.append(tags[i])
             if kept:
                 held = self.kept[i] if self.kept else {}
                 # (a row keeping every column in this order: its values as they are)
@@ -192,15 +194,14 @@ class RowWriter:
             kept = [name for row in first for name in row if name not in RESERVED]
         else:
             kept = [_kept_name(name) for name in self.layout.keep]
-        extra = ("tags",) if self.layout.tags else ()
-        self.columns = COLUMNS + extra + tuple(dict.fromkeys(kept))
+        self.columns = (*COLUMNS, "tags", *dict.fromkeys(kept))
         self._written = set(self.columns)
         if self._csv is not None:
             self._csv.writerow(self.columns)
 
     def write_rows(self, rows: ChunkRows | list[dict]) -> None:
         if isinstance(rows, ChunkRows) and rows.plain and self.output_format == "csv":
-            self._csv.writerows(zip(*rows.table.values()))  # the columns in order, no dict per row
+            self._csv.writerows(zip(*rows.table.values(), rows.tag_cells()))  # by column, no dict per row
             return
         if isinstance(rows, ChunkRows) and self.output_format == "csv":
             if self.columns is None:

@@ -18,7 +18,7 @@ def test_predict_tags_every_seed_in_order(capsys, shipped):
     status, out, err = run(capsys, "predict", *SEED_FILES)
     rows = list(csv.DictReader(io.StringIO(out)))
     assert status == 0
-    assert tuple(rows[0]) == COLUMNS
+    assert tuple(rows[0]) == (*COLUMNS, "tags")
     assert [(r["source"], int(r["position"]), r["id"]) for r in rows] == [
         (a.source, a.position, a.id) for a in SEED_ABSTRACTS
     ]
@@ -26,8 +26,16 @@ def test_predict_tags_every_seed_in_order(capsys, shipped):
     for r in rows:
         assert 0 <= float(r["runner_up_confidence"]) <= float(r["confidence"]) <= 1
         assert r["runner_up"] in shipped.areas and r["runner_up"] != r["area"]
-    flagged = [p.needs_review for p in shipped.predict([a.text for a in SEED_ABSTRACTS])]
+    predictions = shipped.predict([a.text for a in SEED_ABSTRACTS])
+    flagged = [p.needs_review for p in predictions]
     assert [r["needs_review"] for r in rows] == [str(flag) for flag in flagged]
+    # tags: the area, and the runner-up too when it is at least 0.15 likely
+    assert [r["tags"] for r in rows] == [
+        ";".join(f"{a}:{round(c, 4)}" for a, c in p.tags) for p in predictions
+    ]
+    for r in rows:
+        expected = [r["area"]] + ([r["runner_up"]] if float(r["runner_up_confidence"]) >= 0.15 else [])
+        assert [tag.split(":")[0] for tag in r["tags"].split(";")] == expected
     assert err.startswith("tagged 38 abstract(s) from 2 file(s) (2 heading(s) skipped): llm 9, ")
     assert err.endswith(f"; {sum(flagged)} need review (confidence below {shipped.review_threshold:.2f})\n")
 
@@ -46,7 +54,7 @@ def test_predict_writes_jsonl_to_a_file(capsys, tmp_path):
     )
     assert status == 0 and out == ""
     rows = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
-    assert len(rows) == 19 and list(rows[0]) == list(COLUMNS)
+    assert len(rows) == 19 and list(rows[0]) == [*COLUMNS, "tags"]
     assert [r["position"] for r in rows] == list(range(1, 20))
 
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 
+import numpy as np
 import pytest
 from conftest import SEED_FILES, SEEDS, run
 from hypothesis import given, settings
@@ -168,6 +169,12 @@ def test_tags_and_kept_columns_in_csv_and_json_lines(capsys, tmp_path):
     )
 
 
+def from_parquet_tags(folder):
+    import pyarrow.parquet as parquet
+
+    return parquet.read_table(folder / "t.parquet").column("tags").to_pylist()
+
+
 def test_the_output_format_follows_the_extension(capsys, tmp_path):
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
@@ -181,6 +188,13 @@ def test_the_output_format_follows_the_extension(capsys, tmp_path):
     from_jsonl = pd.read_json(tmp_path / "t.jsonl", lines=True, dtype={"id": str})
     from_parquet = pd.read_parquet(tmp_path / "t.parquet")
     assert len(from_csv) == 38
+    as_cells = [";".join(f"{t['area']}:{t['confidence']}" for t in tags) for tags in from_parquet.pop("tags")]
+    assert as_cells == list(from_csv.pop("tags"))
+    from_jsonl_tags = [[(t["area"], t["confidence"]) for t in tags] for tags in from_jsonl.pop("tags")]
+    expected = [
+        [(t["area"], pytest.approx(t["confidence"])) for t in tags] for tags in from_parquet_tags(tmp_path)
+    ]
+    assert from_jsonl_tags == expected
     pd.testing.assert_frame_equal(from_csv, from_parquet, check_dtype=False)
     pd.testing.assert_frame_equal(from_csv, from_jsonl, check_dtype=False)
     assert (tmp_path / "forced.txt").read_text().startswith('{"source"')
@@ -255,3 +269,20 @@ def test_csv_cells_by_column_equal_the_rows_written_one_dict_at_a_time(shipped, 
     fast.write_rows(rows)
     slow.write_rows(list(rows))
     assert by_column.getvalue() == by_dict.getvalue() and fast.unwritten == slow.unwritten
+
+
+@given(
+    st.lists(st.lists(st.floats(0, 1), min_size=3, max_size=3), min_size=1, max_size=6).filter(
+        lambda rows: all(sum(row) > 0 for row in rows)
+    )
+)
+def test_default_tags_are_the_area_and_a_close_runner_up(rows):
+    from tagger.prediction import DEFAULT_TAGS, default_tags, predictions
+
+    probabilities = np.array(rows) / np.array(rows).sum(axis=1, keepdims=True)
+    areas = ["a", "b", "c"]
+    for tags, prediction in zip(default_tags(probabilities, areas), predictions(probabilities, areas, 0.5)):
+        assert tags == prediction.tags
+        assert tags[0] == (prediction.area, prediction.confidence)  # the area, whatever its probability
+        close = prediction.runner_up_confidence >= DEFAULT_TAGS[1]
+        assert tags[1:] == ([(prediction.runner_up, prediction.runner_up_confidence)] if close else [])

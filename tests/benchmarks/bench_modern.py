@@ -100,8 +100,7 @@ def repository_labels_without(rows: list[dict]):
 
     root = Path(__file__).resolve().parents[2]
     base = load_training_set(root / "labels", [root / "seeds"])
-    modern = {abstract_id(r["abstract"]) for r in load(MODERN_ALL)} if MODERN_ALL else set()
-    modern |= {abstract_id(r["abstract"]) for r in rows}
+    modern = {abstract_id(r["abstract"]) for r in rows}
     return base.subset([i for i, digest in enumerate(base.ids) if digest not in modern])
 
 
@@ -117,17 +116,15 @@ def seen_by(model, rows: list[dict]) -> set:
     }
 
 
-MODERN_ALL: Path | None = None  # the whole labelled file (set by main)
-
-
-def trained_with(rows: list[dict], settings=None):
-    """The shipped recipe trained on the repository's labels and ``rows`` as hand labels."""
+def trained_with(rows: list[dict], settings=None, everything: list[dict] | None = None):
+    """The shipped recipe trained on the repository's labels without ``everything`` (the whole
+    labelled file; default ``rows``) and with ``rows`` as hand labels."""
     import time
 
     from tagger.reading import abstract_id
     from tagger.training import train
 
-    base = repository_labels_without(rows)
+    base = repository_labels_without(everything or rows)
     labelled = [r for r in rows if r["area"] != "none"]
     training_set = dataclasses.replace(
         base,
@@ -165,7 +162,7 @@ def held_out(rows: list[dict], group: dict, settings=None, isotonic: bool = Fals
 
     by_group = {}
     for key in sorted(set(group.values())):
-        model, training_set = trained_with([r for r in rows if group[r["id"]] != key], settings)
+        model, training_set = trained_with([r for r in rows if group[r["id"]] != key], settings, rows)
         mapping = None
         if isotonic:
             folds = cross_validate(training_set, model.card.settings)
@@ -241,8 +238,6 @@ def main() -> None:
     )
     parser.add_argument("--repeats", type=int, default=5)
     options = parser.parse_args()
-    global MODERN_ALL
-    MODERN_ALL = options.modern
     rows = load(options.modern)
     models = [(name or "shipped", load_model(name)) for name in options.model or [None]]
     if options.by_year:
@@ -258,7 +253,10 @@ def main() -> None:
     if options.train_years:
         years = {int(y) for y in options.train_years.split(",")}
         models.append(
-            (f"+ labels of {sorted(years)}", trained_with([r for r in rows if r["year"] in years])[0])
+            (
+                f"+ labels of {sorted(years)}",
+                trained_with([r for r in rows if r["year"] in years], None, rows)[0],
+            )
         )
         rows = [r for r in rows if r["year"] not in years]
     print(f"{len(rows)} abstracts measured: {dict(Counter(r['area'] for r in rows).most_common())}")
