@@ -117,6 +117,15 @@ class Review:
 
 
 @dataclass(frozen=True)
+class NewLabels:
+    """The labelled abstracts new since the model this one replaced (or given another area),
+    and how often the new model, cross-validated, tags them with their label."""
+
+    labelled: int
+    accuracy: float
+
+
+@dataclass(frozen=True)
 class Evaluation:
     """Cross-validated figures of the training recipe."""
 
@@ -128,6 +137,7 @@ class Evaluation:
     per_area: dict  # area -> {precision, recall, f1, support}
     confusion: dict  # {areas, counts}: labelled (rows) by predicted (columns)
     possible_label_errors: tuple[dict, ...]
+    new_labels: NewLabels | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
 
 
 @dataclass(frozen=True)

@@ -571,7 +571,7 @@ def _train(args: argparse.Namespace) -> int:
         previous = None
     pile = [a.document for a in reading.read_abstracts(args.unlabelled)] if args.unlabelled else None
     reuse = previous.card if previous is not None and not args.search else None
-    model = train(training_set, unlabelled=pile, previous=reuse)
+    model = train(training_set, unlabelled=pile, previous=reuse, since=previous.card if previous else None)
     model.save(args.model)
     figures = model.card.evaluation
     print(
@@ -611,7 +611,24 @@ def _train(args: argparse.Namespace) -> int:
     )
     if previous is not None:
         print(format_comparison(comparison), file=sys.stderr)
+    if previous is not None and (added := model.card.evaluation.new_labels) is not None:
+        print(_new_labels_line(training_set, previous, added), file=sys.stderr)
     return 0
+
+
+def _new_labels_line(training_set, previous, added) -> str:
+    """How the previous model and the new one do on the labels new since the previous one."""
+    from .training import new_since
+
+    new = new_since(training_set, previous.card)
+    right = [
+        p.area == training_set.labels[i]
+        for p, i in zip(previous.predict([training_set.texts[i] for i in new]), new)
+    ]
+    return (
+        f"on the {added.labelled} label(s) new since the previous model: it tagged {sum(right)} "
+        f"({sum(right) / len(right):.0%}) right; the new model, cross-validated, {added.accuracy:.0%}"
+    )
 
 
 def _refuse_unwritable(folder: str) -> None:

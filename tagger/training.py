@@ -41,6 +41,7 @@ from .card import (
     Calibration,
     Evaluation,
     ModelCard,
+    NewLabels,
     Review,
     SettingsSelection,
     TrainingData,
@@ -611,11 +612,26 @@ def _stratified_sample(training_set: TrainingSet, size: int) -> TrainingSet:
 # -- the model ---------------------------------------------------------------------------
 
 
+def new_since(training_set: TrainingSet, card: ModelCard | None) -> list[int]:
+    """The labelled abstracts (indices) that ``card``'s model was not trained on with their
+    label: new since, or given another area (none when the card does not record its labels)."""
+    before = card.training_data.labels if card is not None else None
+    if before is None:
+        return []
+    digests = list(training_set.label_digests())  # (in the order of the labels)
+    return [
+        i
+        for i, (digest, label) in enumerate(zip(digests, training_set.labels))
+        if before.get(digest) != label
+    ]
+
+
 def train(
     training_set: TrainingSet,
     settings: TrainingSettings | None = None,
     unlabelled: list[str] | None = None,
     previous: ModelCard | None = None,
+    since: ModelCard | None = None,
 ) -> Model:
     """Fit a model on ``training_set``, calibrated by cross-validation, with its card.
     Without ``settings``, they are the defaults, or chosen by cross-validation when there
@@ -623,7 +639,9 @@ def train(
     pile to tag), the model learns from them too, by self-training
     (:mod:`tagger.selftraining`); the pseudo-labelled abstracts are in every training fold.
     ``previous``: the card of the model this one replaces, whose chosen settings are kept
-    while the labels changed little (:func:`reusable_settings`)."""
+    while the labels changed little (:func:`reusable_settings`). ``since``: the card of the
+    model this one replaces, to say how the new model does on the labels new since then
+    (:class:`NewLabels` in the card's evaluation)."""
     record = None
     if unlabelled:
         from .selftraining import self_train
@@ -634,6 +652,9 @@ def train(
         validation = calibrate(training_set, settings, out_of_fold, selection)
     else:
         validation = cross_validate(training_set, settings, previous)
+    if new := new_since(training_set, since):
+        figures = NewLabels(len(new), round(float(validation.correct[new].mean()), 4))
+        validation = replace(validation, evaluation=replace(validation.evaluation, new_labels=figures))
     pipeline = fit_pipeline(training_set, validation.settings)
     n_features = len(pipeline.named_steps["tfidf"].vocabulary_)
     return export(pipeline, model_card(training_set, validation, n_features, record))

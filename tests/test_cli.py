@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import LABELS, SEED_FILES, SEEDS, run
+from conftest import LABELS, SEED_FILES, SEEDS, copy_project, run
 
 from tagger import load_model
 from tagger.output import COLUMNS
@@ -76,17 +76,47 @@ def test_predict_reads_csv_and_jsonl_with_their_ids(capsys, tmp_path):
 
 
 @pytest.mark.slow
-def test_train_then_predict_with_the_new_model(capsys, tmp_path, shipped):
-    status, _, err = run(capsys, "train", "--labels", LABELS, "--abstracts", SEEDS, "--model", tmp_path)
+def test_train_then_predict_with_the_new_model(capsys, tmp_path, seed_project, seed_set):
+    labels, seeds = seed_project / "labels", seed_project / "seeds"
+    status, _, err = run(capsys, "train", "--labels", labels, "--abstracts", seeds, "--model", tmp_path)
     assert status == 0
     assert "trained on 38 labelled abstracts; leave-one-out: accuracy" in err
     assert "before" not in err  # nothing to compare with yet
-    assert load_model(tmp_path).card.training_data.sha256 == shipped.card.training_data.sha256
-    status, _, err = run(capsys, "train", "--labels", LABELS, "--abstracts", SEEDS, "--model", tmp_path)
+    assert load_model(tmp_path).card.training_data.sha256 == seed_set.fingerprint()
+    status, _, err = run(capsys, "train", "--labels", labels, "--abstracts", seeds, "--model", tmp_path)
     assert status == 0
     assert "before     after" in err and "0 of 38 abstracts changed area" in err
+    assert "new since the previous model" not in err  # no label is new
     status, out, _ = run(capsys, "predict", *SEED_FILES, "--model", tmp_path)
     assert status == 0 and len(out.splitlines()) == 39
+
+
+def test_a_retrain_says_how_the_models_do_on_the_new_labels(capsys, tmp_path):
+    from tagger.labelstore import ProjectLabels
+    from tagger.reading import Abstract
+
+    project = copy_project(tmp_path, ("labels", "seeds"))
+    model = project / "model"
+    train_here = ("train", "--labels", project / "labels", "--abstracts", project / "seeds", "--model", model)
+    assert run(capsys, *train_here)[0] == 0
+    before = load_model(model)
+    new = [
+        ("Robots grasp cups with a two-finger gripper on a mobile manipulator.", "robotics"),
+        ("We prove a regret bound for contextual bandits with linear rewards.", "theory"),
+        ("A diffusion model generates images of anime faces from text prompts.", "generative"),
+    ]
+    store = ProjectLabels(project / "labels", project / "seeds")
+    for k, (text, area) in enumerate(new):
+        store.add(Abstract(f"n{k}", text, "mine.jsonl", k, k), area)
+    status, _, err = run(capsys, *train_here)
+    assert status == 0
+    added = load_model(model).card.evaluation.new_labels
+    assert added.labelled == 3 and 0 <= added.accuracy <= 1
+    right = sum(p.area == area for p, (_, area) in zip(before.predict([t for t, _ in new]), new))
+    assert (
+        f"on the 3 label(s) new since the previous model: it tagged {right} ({right / 3:.0%}) right; "
+        f"the new model, cross-validated, {added.accuracy:.0%}"
+    ) in err
 
 
 @pytest.mark.slow  # trains end to end
@@ -94,7 +124,7 @@ def test_evaluate_prints_figures_tables_and_suspect_labels(capsys, tmp_path, shi
     status, out, err = run(capsys, "evaluate", "--labels", LABELS, "--abstracts", SEEDS, "--plots", tmp_path)
     assert status == 0
     lines = out.splitlines()
-    assert lines[0] == "leave-one-out on 38 labelled abstracts"
+    assert lines[0] == "stratified 5-fold on 363 labelled abstracts"
     figures = {line.split()[0]: float(line.split()[1]) for line in lines[1:4]}
     assert figures == pytest.approx(
         {
