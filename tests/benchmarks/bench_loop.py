@@ -68,21 +68,27 @@ def score(model, test_docs: list[str], truth: list[str]) -> tuple[float, float]:
     return accuracy, float(f1_score(truth, predicted, labels=sorted(set(truth)), average="macro"))
 
 
+def pick(strategy, pile, chosen, model, per_round, rng) -> tuple[list[Abstract], list[Abstract]]:
+    """The next ``per_round`` abstracts of ``pile`` to label (none of ``chosen``), by
+    ``strategy``, and the rest of the pile after them."""
+    labelled = {a.id for a in chosen}
+    rest = [a for a in pile if a.id not in labelled]
+    if strategy == "random":
+        picked = [rest[i] for i in rng.choice(len(rest), per_round, replace=False)]
+    else:
+        options = {"margin": {"density": 0.0, "diversity": 0.0, "balance": 0.0}}.get(strategy, {})
+        picked = [s.abstract for s in suggest(rest, model, per_round, **options)]
+    return picked, [a for a in rest if a not in picked]
+
+
 def run_loop(strategy, base, pile, area_of, test, rounds, per_round, unlabelled, rng):
     chosen: list[Abstract] = []
     curve = []
     model = train(base, None, [a.document for a in pile] if unlabelled else None)
     curve.append((0, *score(model, *test)))
     for _ in range(rounds):
-        labelled = {a.id for a in chosen}
-        rest = [a for a in pile if a.id not in labelled]
-        if strategy == "random":
-            picked = [rest[i] for i in rng.choice(len(rest), per_round, replace=False)]
-        else:
-            options = {"margin": {"density": 0.0, "diversity": 0.0, "balance": 0.0}}.get(strategy, {})
-            picked = [s.abstract for s in suggest(rest, model, per_round, **options)]
+        picked, rest = pick(strategy, pile, chosen, model, per_round, rng)
         chosen += picked
-        rest = [a for a in rest if a not in picked]
         training_set = with_labels(base, chosen, [area_of[a.id] for a in chosen])
         model = train(training_set, None, [a.document for a in rest] if unlabelled else None)
         curve.append((len(chosen), *score(model, *test)))
@@ -125,13 +131,7 @@ def modern_loop(path: Path, rounds: int, per_round: int, seeds: int, settings=No
             rng = np.random.default_rng(seed)
             model, chosen, curve = start_model, [], [none]
             for _ in range(rounds):
-                labelled = {a.id for a in chosen}
-                rest = [a for a in pile if a.id not in labelled]
-                if strategy == "random":
-                    picked = [rest[i] for i in rng.choice(len(rest), per_round, replace=False)]
-                else:
-                    picked = [s.abstract for s in suggest(rest, model, per_round)]
-                chosen += picked
+                chosen += pick(strategy, pile, chosen, model, per_round, rng)[0]
                 model = train(with_labels(base, chosen, [area_of[a.id] for a in chosen]), settings)
                 curve.append(held_out(model, test))
             results[strategy].append(curve)
