@@ -12,7 +12,17 @@ from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
-__all__ = ["Model", "Prediction", "TaggerError", "__version__", "load_model", "predict", "train"]
+__all__ = [
+    "Model",
+    "Prediction",
+    "TaggerClassifier",
+    "TaggerError",
+    "__version__",
+    "load_model",
+    "predict",
+    "tag_dataframe",
+    "train",
+]
 
 if TYPE_CHECKING:
     from .errors import TaggerError
@@ -39,15 +49,36 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'tagger' has no attribute {name!r}")
 
 
-def predict(texts, *, model: Model | None = None, review_below: float | None = None, explain: bool = False):
+def __dir__() -> list[str]:
+    """The public names, the lazy ones too (for completion and ``inspect.getmembers``)."""
+    return sorted(set(globals()) | set(__all__))
+
+
+def predict(
+    texts,
+    *,
+    model: Model | str | os.PathLike | None = None,
+    review_below: float | None = None,
+    explain: bool = False,
+):
     """Tag one abstract (a ``str``: returns a :class:`Prediction`) or many (a list of ``str``:
-    returns a list of predictions, in the same order) with the shipped model, or ``model``.
+    returns a list of predictions, in the same order) with the shipped model, or ``model``
+    (a :class:`Model`, or the path of a model folder).
 
     ``review_below`` overrides the model's review threshold (``Prediction.needs_review``);
     ``explain=True`` fills ``Prediction.top_terms``."""
-    from .model import load_model
+    from .model import Model, load_model
 
-    return (model or load_model()).predict(texts, review_below=review_below, explain=explain)
+    if model is None or isinstance(model, (str, os.PathLike)):
+        model = load_model(model)
+    elif not isinstance(model, Model):
+        from .errors import UsageError
+
+        raise UsageError(
+            f"model must be a Model or the path of a model folder, not {type(model).__name__}",
+            fix="Pass tagger.load_model(PATH), or the path itself.",
+        )
+    return model.predict(texts, review_below=review_below, explain=explain)
 
 
 def train(

@@ -14,7 +14,9 @@ other two thirds are the pile; starting from the repository's labels without the
 (the 38 seeds), ``--rounds`` x ``--per-round`` labels (the reader's area) are added, chosen by
 ``suggest`` or at random, retraining after each round as ``tagger train`` does. Printed: the
 held-out accuracy (strict, and with the second area) with no labels, after each round of each
-strategy, and the median gain over no labels and over random labels.
+strategy, and the median gain over no labels and over random labels. With ``--unlabelled``,
+every training also self-trains on the user's whole pile (labelled abstracts are left out of
+it), as the labelling loop's ``tagger train --unlabelled papers/`` does.
 
 The pile to label is one venue's abstracts (ICML 2015-16 of ``DEV.jsonl``, those our mapping
 gives an area); the test set is another venue's (NeurIPS 2016). Starting from the shipped
@@ -95,7 +97,7 @@ def run_loop(strategy, base, pile, area_of, test, rounds, per_round, unlabelled,
     return curve
 
 
-def modern_loop(path: Path, rounds: int, per_round: int, seeds: int, settings=None) -> None:
+def modern_loop(path: Path, rounds: int, per_round: int, seeds: int, settings=None, unlabelled=False) -> None:
     """The loop on hand-labelled modern abstracts (see the module's docstring)."""
     import json
 
@@ -125,14 +127,19 @@ def modern_loop(path: Path, rounds: int, per_round: int, seeds: int, settings=No
         pile, test = train_test_split(
             abstracts, test_size=1 / 3, random_state=seed, stratify=[area_of[a.id] for a in abstracts]
         )
-        start_model = train(base, settings)
+        # with --unlabelled, the user's whole pile (the held-out part too: the user tags it) is
+        # the unlabelled pile of every training, as `tagger train --unlabelled papers/` does
+        everything = [a.document for a in abstracts] if unlabelled else None
+        start_model = train(base, settings, everything)
         none = held_out(start_model, test)
         for strategy in results:
             rng = np.random.default_rng(seed)
             model, chosen, curve = start_model, [], [none]
             for _ in range(rounds):
                 chosen += pick(strategy, pile, chosen, model, per_round, rng)[0]
-                model = train(with_labels(base, chosen, [area_of[a.id] for a in chosen]), settings)
+                model = train(
+                    with_labels(base, chosen, [area_of[a.id] for a in chosen]), settings, everything
+                )
                 curve.append(held_out(model, test))
             results[strategy].append(curve)
             print(
@@ -180,7 +187,7 @@ def main() -> None:
         from bench_modern import parse_settings
 
         settings = parse_settings(args.settings) if args.settings else None
-        modern_loop(args.modern, args.rounds, args.per_round, args.seeds, settings)
+        modern_loop(args.modern, args.rounds, args.per_round, args.seeds, settings, args.unlabelled)
         return
     rows = load(args.abstracts, load_mapping(args.mapping))
     pile_rows = [r for r in rows if r["venue"].startswith(PILE_VENUE)]

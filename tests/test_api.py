@@ -1,0 +1,36 @@
+"""The Python API behaves like the command line (see the README's Python section)."""
+
+import inspect
+
+import pytest
+from conftest import ROOT
+
+import tagger
+
+
+def test_predict_takes_a_model_folder_as_a_path(shipped):
+    by_path = tagger.predict("Robots grasp cups.", model=ROOT / "models")
+    assert by_path == tagger.predict("Robots grasp cups.", model=shipped)
+    assert tagger.predict(["Robots grasp cups."], model=str(ROOT / "models")) == [by_path]
+
+
+def test_a_model_that_is_not_one_is_a_clear_error():
+    with pytest.raises(tagger.TaggerError, match="model must be a Model or the path of a model folder"):
+        tagger.predict("x", model=3)
+
+
+def test_every_public_name_is_listed():
+    names = dir(tagger)
+    for name in (
+        "TaggerClassifier",
+        "tag_dataframe",
+        "load_model",
+        "Model",
+        "Prediction",
+        "predict",
+        "train",
+    ):
+        assert name in names and name in tagger.__all__
+    assert "os" not in tagger.__all__
+    members = dict(inspect.getmembers(tagger))
+    assert members["tag_dataframe"] is tagger.tag_dataframe
