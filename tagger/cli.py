@@ -40,8 +40,19 @@ def _did_you_mean(parser: argparse.ArgumentParser, message: str) -> str:
         unknown = re.search(r"unrecognized arguments: (.*)", message)
         wrong = next((word for word in (unknown[1].split() if unknown else []) if word.startswith("-")), "")
         known = sorted(_option_strings(parser))
+        owners = [name for name, command in _commands(parser).items() if wrong in _option_strings(command)]
+        if wrong and owners:  # an option, but of another command: not a typo
+            return f"{wrong} is an option of {' and '.join(owners)} only. "
     close = difflib.get_close_matches(wrong, known, n=1, cutoff=0.7) if wrong else []
     return f"Did you mean {close[0]}? " if close else ""
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The sub-commands of ``parser``, by name."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
 
 
 def _option_strings(parser: argparse.ArgumentParser) -> set[str]:

@@ -77,6 +77,13 @@ class Model:
         word lookup is rebuilt on arrival rather than sent."""
         return (Model, (self.card, self.vocabulary, self.idf, self.coef, self.intercept))
 
+    def __repr__(self) -> str:
+        data = self.card.training_data
+        return (
+            f"<tagger Model: {len(self.areas)} areas ({', '.join(self.areas)}); trained on "
+            f"{data.labelled_abstracts} labelled abstracts of {data.origin}; {self.card.created}>"
+        )
+
     @property
     def areas(self) -> tuple[str, ...]:
         return self.card.slugs

@@ -34,3 +34,9 @@ def test_every_public_name_is_listed():
     assert "os" not in tagger.__all__
     members = dict(inspect.getmembers(tagger))
     assert members["tag_dataframe"] is tagger.tag_dataframe
+
+
+def test_a_model_says_what_it_is(shipped):
+    text = repr(shipped)
+    assert text.startswith("<tagger Model: 11 areas (llm, vision, generative,")
+    assert "trained on 363 labelled abstracts of labels;" in text and shipped.card.created in text

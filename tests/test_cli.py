@@ -215,6 +215,9 @@ def test_mistyped_verbs_and_options_get_a_did_you_mean(capsys):
     assert status == 1 and "Did you mean predict? See 'tagger --help'." in err
     status, _, err = run(capsys, "predict", *SEED_FILES, "--outptu", "x.csv")
     assert status == 1 and "unrecognized arguments: --outptu x.csv. Did you mean --output?" in err
+    status, _, err = run(capsys, "predict", *SEED_FILES, "--text", "hi")  # explain's option, not a typo
+    assert status == 1 and "--text is an option of explain only. See 'tagger --help'." in err
+    assert "Did you mean" not in err
 
 
 def test_shell_completion_completes_verbs_and_options(tmp_path):
