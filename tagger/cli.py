@@ -73,9 +73,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tagger {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    def inputs(command: argparse.ArgumentParser, what: str) -> None:
+    def inputs(command: argparse.ArgumentParser, what: str, piped: bool = False) -> None:
         command.add_argument(
-            "paths", nargs="+", metavar="PATH", help=f"{what}: files ({reading.FORMAT_LIST}), folders, or -"
+            "paths",
+            nargs="*" if piped else "+",
+            metavar="PATH",
+            help=f"{what}: files ({reading.FORMAT_LIST}), folders, or -"
+            + (" (default: - when text is piped in)" if piped else ""),
         )
         command.add_argument(
             "--input-format", choices=reading.FORMATS, help="read every input as this format"
@@ -140,7 +144,7 @@ def _parser() -> argparse.ArgumentParser:
         )
 
     predict = commands.add_parser("predict", help="tag every abstract in files, folders or stdin (-)")
-    inputs(predict, "abstracts to tag")
+    inputs(predict, "abstracts to tag", piped=True)
     model(predict)
     predict.add_argument(
         "--format", choices=output.FORMATS, help="output format (default: --output's extension, else csv)"
@@ -316,6 +320,12 @@ def _report_reading(report: reading.ReadReport) -> int:
 def _predict(args: argparse.Namespace) -> int:
     from .batch import tag_blocks
 
+    if not args.paths:  # `cmd | tagger predict` reads what is piped in
+        if sys.stdin is None or sys.stdin.isatty():
+            raise UsageError(
+                "no abstracts to tag", fix="Name files or folders (or - for stdin), or pipe text in."
+            )
+        args.paths = [reading.STDIN]
     model = _load_model(args.model)
     threshold = model.threshold(args.review_below)
     jobs = batch_jobs() if args.jobs in (None, -1) else args.jobs

@@ -187,7 +187,7 @@ def test_explain_shows_the_deciding_terms(capsys):
     ("args", "status", "message"),
     [
         (["predict", "no-such-file.txt"], 2, "tagger: no-such-file.txt: no such file or directory."),
-        (["predict"], 1, "tagger: the following arguments are required: PATH."),
+        (["suggest"], 1, "tagger: the following arguments are required: PATH."),
         (["predict", "x", "--format", "xml"], 1, "tagger: argument --format: invalid choice"),
         (["frobnicate"], 1, "tagger: argument command: invalid choice"),
         (["predict", *SEED_FILES, "--model", "no-model-here"], 2, "tagger: no-model-here: no model here"),
@@ -232,3 +232,21 @@ def test_shell_completion_completes_verbs_and_options(tmp_path):
                "_ARGCOMPLETE_STDOUT_FILENAME": str(out)}  # fmt: skip
         subprocess.run([sys.executable, "-m", "tagger"], env=env, check=True, stderr=subprocess.DEVNULL)
         assert out.read_text().split() == [expected]
+
+
+def test_text_piped_in_is_tagged_without_naming_stdin(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("Robots grasp cups with a two-finger gripper.\n"))
+    status, out, _ = run(capsys, "predict")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert status == 0 and [(r["source"], r["area"]) for r in rows] == [("<stdin>", "robotics")]
+
+
+def test_nothing_to_tag_at_a_terminal_is_a_clear_error(capsys, monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    status, out, err = run(capsys, "predict")
+    assert (status, out) == (1, "")
+    assert err == "tagger: no abstracts to tag. Name files or folders (or - for stdin), or pipe text in.\n"
