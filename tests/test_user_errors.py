@@ -1,6 +1,8 @@
 """Anything a user can cause ends in one clear line and a status of the README's table, never in
 an internal error (70) or a traceback: the reproductions of a hostile read of the command line."""
 
+import csv
+import io
 import json
 import os
 import threading
@@ -197,3 +199,15 @@ def test_explain_reads_its_input_as_it_goes():
     endless = (Abstract(str(i), f"Robots grasp cup {i}.", "<gen>", i, i) for i in itertools.count())
     first = list(itertools.islice(_explained(endless, load_model()), 3))
     assert [a.id for a, _ in first] == ["0", "1", "2"] and all(p.top_terms for _, p in first)
+
+
+def test_skipping_a_bad_record_keeps_the_positions_of_the_input(capsys, tmp_path):
+    path = tmp_path / "pile.jsonl"
+    path.write_text(
+        '{"abstract": "Robots grasp cups."}\n{"abstract": 3}\n{"abstract": "We prove a regret bound."}\n',
+        encoding="utf-8",
+    )
+    status, out, err = run(capsys, "predict", path, "--skip-bad")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert status == 3 and "skipped 1 bad record(s)" in err
+    assert [int(r["position"]) for r in rows] == [1, 3]  # as in the input: rows join back by position

@@ -201,20 +201,22 @@ def _abstracts(
 ) -> Iterator[Abstract]:
     """The one place where a reader's records become abstracts: a bad record goes to
     ``--skip-bad`` (or stops the read), the abstract's limits are applied, positions are
-    counted, and the report is kept (what was read, and a note when a file held none)."""
+    counted (a record skipped keeps its number: positions are the input's, for joining back),
+    and the report is kept (what was read, and a note when a file held none)."""
     report = options.report
     report.files += 1
     headings, skipped = len(report.headings), len(report.skipped)
-    position = 0
+    position = found = 0
     for record in records:
+        position += 1
         problem = record if isinstance(record, InputError) else _record_problem(record.fields, record.where)
         if problem:
             options.bad(problem)
             continue
-        position += 1
+        found += 1
         report.read += 1
         yield _from_record(record.fields, name, position, record.line, record.kept)
-    _note_if_empty(name, position, report, headings, skipped, empty=empty())
+    _note_if_empty(name, found, report, headings, skipped, empty=empty())
 
 
 def _note_if_empty(
