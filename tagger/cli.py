@@ -335,15 +335,18 @@ def _predict(args: argparse.Namespace) -> int:
     keep = _keep(args.keep)
     abstracts = reading.read_abstracts(args.paths, **_read_options(args, report, keep))
     blocks = tag_blocks(abstracts, model, jobs=jobs)
-    output_format = output.format_for(args.output, args.format)
+    output.check_output(args.output, args.paths)  # (a folder, an input: said before the format)
+    target = output.format_for(args.output, args.format)
     layout = output.Layout(args.top_k, args.min_confidence, keep)
     with (
         _signals_between_chunks() as check,
         contextlib.closing(blocks),
-        output.open_output(args.output, args.paths, binary=output_format == "parquet") as stream,
+        output.open_output(
+            args.output, args.paths, binary=target.format == "parquet", compress=target.gzip
+        ) as stream,
         _progress(args, report) as update,
     ):
-        writer = output.RowWriter(stream, output_format, layout)
+        writer = output.RowWriter(stream, target.format, layout)
         for chunk, probabilities in blocks:
             check()
             chunk_rows = output.ChunkRows(chunk, probabilities, model, threshold, layout)

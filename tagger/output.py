@@ -160,12 +160,36 @@ def _input_name(name: str) -> str:
 _PLAIN_CELLS = {str, int, float, bool, type(None)}  # written to CSV as they are
 
 
-def format_for(path: str | Path | None, given: str | None) -> str:
-    """The output format: ``given``, else the one ``path``'s extension names, else CSV."""
+@dataclass(frozen=True)
+class Target:
+    """How output is written: its format (one of :data:`FORMATS`) and whether it is
+    gzip-compressed."""
+
+    format: str
+    gzip: bool = False
+
+
+def format_for(path: str | Path | None, given: str | None) -> Target:
+    """The output's format: ``given`` (``--format``), else the one ``path``'s extension names
+    (``.csv``, ``.jsonl``, ``.parquet``, each but Parquet also ``.gz``), else CSV on stdout
+    and into special files.
+    An extension that names no format we write is refused, never written as CSV under its
+    name."""
+    if path in (None, "-") or (Path(str(path)).exists() and not Path(str(path)).is_file()):
+        return Target(given or "csv")  # stdout, a device, a FIFO (a folder: refused when opened)
+    name = Path(str(path)).name.lower()
+    compressed = name.endswith(".gz")
+    suffix = Path(name[: -len(".gz")] if compressed else name).suffix.lstrip(".")
     if given:
-        return given
-    suffix = Path(str(path)).suffix.lower().lstrip(".") if path not in (None, "-") else ""
-    return suffix if suffix in FORMATS else "csv"
+        return Target(given, compressed and given != "parquet")
+    if suffix in FORMATS and not (compressed and suffix == "parquet"):
+        return Target(suffix, compressed)
+    raise OutputError(
+        f"cannot tell which format to write from the name {Path(str(path)).name!r}"
+        + (" (Parquet compresses itself)" if compressed and suffix == "parquet" else ""),
+        where=str(path),
+        fix="End it in .csv, .jsonl or .parquet (.csv.gz or .jsonl.gz for gzip), or give --format.",
+    )
 
 
 class RowWriter:
@@ -289,14 +313,19 @@ def _cell(name: str, value):
 
 @contextlib.contextmanager
 def open_output(
-    path: str | Path | None, inputs: Iterable[str | Path] = (), binary: bool = False
+    path: str | Path | None, inputs: Iterable[str | Path] = (), binary: bool = False, compress: bool = False
 ) -> Iterator[IO]:
     """Where output goes: stdout (``None`` or ``-``); a regular file (new, or replaced; a
     symlink's target) written atomically, complete or not at all; or a device, FIFO or other
     special file (``/dev/null``, ``/proc/self/fd/1``) written through as it is. Refused with
     a clear error before anything is read: an empty name, a folder, a missing folder, and an
     input file (``inputs``: its abstracts would be replaced by the tags). A write that fails
-    (disk full, ...) names ``path``, never the hidden temporary file."""
+    (disk full, ...) names ``path``, never the hidden temporary file. With ``compress``, what
+    is written is gzip-compressed."""
+    if compress:
+        with _gzipped(path, inputs, binary) as stream:
+            yield stream
+        return
     if path is None or str(path) == "-":
         if sys.stdout is None:
             raise OutputError("standard output is closed", fix="Give --output FILE, or redirect stdout.")
@@ -325,6 +354,33 @@ def open_output(
         if error is body_error:
             raise
         raise _write_error(error, str(path)) from None
+
+
+def check_output(path: str | Path | None, inputs: Iterable[str | Path] = ()) -> None:
+    """Refuse an output :func:`open_output` would refuse, before anything else is checked."""
+    if path is not None and str(path).strip() and str(path) != "-":
+        _checked_target(Path(path), inputs)
+
+
+@contextlib.contextmanager
+def _gzipped(path, inputs, binary: bool) -> Iterator[IO]:
+    """:func:`open_output`, gzip-compressed (text as UTF-8)."""
+    import gzip
+    import io
+
+    with (
+        open_output(path, inputs, binary=True) as raw,
+        gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as zipped,
+    ):
+        if binary:
+            yield zipped
+            return
+        text = io.TextIOWrapper(zipped, encoding="utf-8", newline="")
+        try:
+            yield text
+            text.flush()
+        finally:
+            text.detach()
 
 
 class _NamedStream:

@@ -286,3 +286,26 @@ def test_default_tags_are_the_area_and_a_close_runner_up(rows):
         assert tags[0] == (prediction.area, prediction.confidence)  # the area, whatever its probability
         close = prediction.runner_up_confidence >= DEFAULT_TAGS[1]
         assert tags[1:] == ([(prediction.runner_up, prediction.runner_up_confidence)] if close else [])
+
+
+def test_compressed_output_is_written_as_its_name_says(capsys, tmp_path):
+    import gzip
+
+    assert tag(capsys, "-o", str(tmp_path / "t.jsonl.gz"))[0] == 0
+    assert tag(capsys, "-o", str(tmp_path / "t.csv.gz"))[0] == 0
+    assert tag(capsys, "-o", str(tmp_path / "t.csv"))[0] == 0
+    lines = gzip.decompress((tmp_path / "t.jsonl.gz").read_bytes()).decode("utf-8").splitlines()
+    assert len(lines) == 38 and json.loads(lines[0])["source"].endswith("neurips2026-a.txt")
+    assert gzip.decompress((tmp_path / "t.csv.gz").read_bytes()) == (tmp_path / "t.csv").read_bytes()
+
+
+@pytest.mark.parametrize("name", ["t.json", "t.txt", "t.tsv", "t.parquet.gz", "t.gz", "t"])
+def test_an_output_name_of_no_format_we_write_is_refused_not_written_as_csv(capsys, tmp_path, name):
+    status, out, err = tag(capsys, "-o", str(tmp_path / name))
+    assert status == 2 and out == "" and not (tmp_path / name).exists()
+    assert err.startswith(
+        f"tagger: {tmp_path / name}: cannot tell which format to write from the name '{name}'"
+    )
+    assert err.endswith(
+        "End it in .csv, .jsonl or .parquet (.csv.gz or .jsonl.gz for gzip), or give --format.\n"
+    )
