@@ -68,11 +68,28 @@ def _text_column(frame, name: str):
     return values
 
 
+def matched_columns(
+    frame, column: str = "abstract", title_column: str | None = None
+) -> tuple[str, str | None]:
+    """The frame's columns of abstracts and titles, matched as ``tagger predict`` matches a
+    file's (without regard to case; a ``title`` column is read when there is one)."""
+    from .reading import Columns
+    from .reading.records import field_names
+
+    names = [name for name in frame.columns if isinstance(name, str)]
+    found = field_names(names, Columns(abstract=column, title=title_column or "title"))
+    if title_column is not None and "title" not in found:
+        _text_column(frame, title_column)  # (the error naming the columns)
+    return found.get("abstract", column), found.get("title")
+
+
 def documents(
     frame, column: str = "abstract", title_column: str | None = None
 ) -> tuple[list[str], np.ndarray]:
     """Which rows have an abstract at all (missing or blank ones do not), and what the
-    classifier reads for each of those (title and abstract, as for a file with a title column)."""
+    classifier reads for each of those (title and abstract, as ``tagger predict`` reads a file
+    with a title column). Columns are matched as :func:`matched_columns` does."""
+    column, title_column = matched_columns(frame, column, title_column)
     texts = _text_column(frame, column).astype("string").fillna("")
     titles = _text_column(frame, title_column).astype("string").fillna("") if title_column else None
     present = texts.str.strip().str.len().to_numpy() > 0
@@ -92,7 +109,9 @@ def tag_dataframe(
 ):
     """``frame`` with the prediction columns added (``area``, ``confidence``, ``runner_up``,
     ``runner_up_confidence``, ``needs_review``, each name after ``prefix``), one per row, in
-    order: the same values ``tagger predict`` writes. A row without an abstract (missing or
+    order: the same values ``tagger predict`` writes for the same rows in a file (the
+    abstracts' and titles' columns matched as it matches them: ``Abstract`` and ``Title`` too,
+    a ``title`` column read when there is one). A row without an abstract (missing or
     blank) gets a missing area, NaN confidences and ``needs_review``; no row is dropped. A
     Series is tagged as a frame of one column of abstracts. A column the prediction would
     overwrite is an error: give a ``prefix``."""

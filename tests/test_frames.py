@@ -92,3 +92,20 @@ def test_a_series_is_tagged_and_other_things_are_refused_clearly():
     twice = pd.DataFrame([["a", "b"]], columns=["abstract", "abstract"])
     with pytest.raises(TaggerError, match=r"has 2 columns named 'abstract'"):
         tagger.tag_dataframe(twice)
+
+
+def test_a_dataframe_is_tagged_as_the_same_rows_in_a_file(capsys, tmp_path):
+    frame = pd.DataFrame(
+        {
+            "Title": ["Grasping", "Bandits"],
+            "Abstract": ["Robots learn to grasp cups from video.", "We prove a regret bound."],
+        }
+    )
+    frame.to_csv(tmp_path / "papers.csv", index=False)
+    status, out, _ = run(capsys, "predict", tmp_path / "papers.csv")
+    rows = pd.read_csv(io.StringIO(out))
+    tagged = tagger.tag_dataframe(frame)  # titles read, columns matched without regard to case
+    assert status == 0 and list(tagged["area"]) == list(rows["area"])
+    np.testing.assert_allclose(tagged["confidence"], rows["confidence"])
+    untitled = tagger.tag_dataframe(frame.drop(columns="Title"))
+    assert not np.allclose(untitled["confidence"], tagged["confidence"])  # the title counted
