@@ -208,8 +208,6 @@ class RowWriter:
         self._csv = csv.writer(stream, lineterminator="\n") if output_format == "csv" else None
         self._parquet = None
         self._written: set[str] = set()  # the columns, as a set (rows may hold thousands)
-        if output_format == "csv" and layout.keep != KEEP_ALL:
-            self._fix_columns([])
 
     def _fix_columns(self, first: list[dict] | ChunkRows) -> None:
         if self.layout.keep == KEEP_ALL and isinstance(first, ChunkRows):
@@ -224,6 +222,8 @@ class RowWriter:
             self._csv.writerow(self.columns)
 
     def write_rows(self, rows: ChunkRows | list[dict]) -> None:
+        if self.columns is None and self.layout.keep != KEEP_ALL:
+            self._fix_columns([])  # (the header, written with the first rows: nothing before)
         if isinstance(rows, ChunkRows) and rows.plain and self.output_format == "csv":
             self._csv.writerows(zip(*rows.table.values(), rows.tag_cells()))  # by column, no dict per row
             return
@@ -266,6 +266,8 @@ class RowWriter:
             raise
 
     def close(self) -> None:
+        if self.columns is None and self._csv is not None:  # no rows: the header alone
+            self._fix_columns([])
         if self._parquet is not None:
             self._parquet.close()
         elif self.output_format == "parquet":  # no rows: an empty file with the columns

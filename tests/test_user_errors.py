@@ -211,3 +211,16 @@ def test_skipping_a_bad_record_keeps_the_positions_of_the_input(capsys, tmp_path
     rows = list(csv.DictReader(io.StringIO(out)))
     assert status == 3 and "skipped 1 bad record(s)" in err
     assert [int(r["position"]) for r in rows] == [1, 3]  # as in the input: rows join back by position
+
+
+def test_keeping_a_column_the_file_does_not_have_is_an_error_with_close_matches(capsys, tmp_path):
+    path = tmp_path / "papers.csv"
+    path.write_text("title,abstract,doi\nGrasping,Robots grasp cups.,10.1/x\n", encoding="utf-8")
+    status, out, err = run(capsys, "predict", path, "--keep", "tilte")
+    assert (status, out) == (2, "")
+    assert err == (
+        f"tagger: {path}:1: no column 'tilte' to keep (columns: 'title', 'abstract', 'doi'); "
+        "did you mean 'title'? Name in --keep columns the file has (or --keep all).\n"
+    )
+    status, out, _ = run(capsys, "predict", path, "--keep", "DOI")  # (any case)
+    assert status == 0 and out.splitlines()[1].endswith(",10.1/x")

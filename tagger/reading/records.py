@@ -163,6 +163,26 @@ def _no_abstract(available: Sequence[str], columns: Columns, what: str) -> str:
 COLUMN_FIX = "Name the {what} that holds the abstracts with --column (and --title-column, --id-column)."
 
 
+def _missing_kept(available: Sequence[str], keep: tuple[str, ...], where: str) -> InputError | None:
+    """An error for a ``--keep`` column that a file with a header does not have (with the
+    close matches), rather than a column of nothing in every row."""
+    if not keep or keep == KEEP_ALL:
+        return None
+    names = [str(name) for name in available]
+    lower = {name.strip().lower() for name in names}
+    missing = [name for name in keep if name.lower() not in lower]
+    if not missing:
+        return None
+    close = difflib.get_close_matches(missing[0].lower(), [n.lower() for n in names], n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(repr(n) for n in names if n.lower() in close)}?" if close else ""
+    listed = ", ".join(repr(name) for name in names[:20]) + (", ..." if len(names) > 20 else "")
+    return InputError(
+        f"no column {missing[0]!r} to keep (columns: {listed}){hint}",
+        where=where,
+        fix="Name in --keep columns the file has (or --keep all).",
+    )
+
+
 def _read_tsv(source: _Source) -> Iterator[Record | InputError]:
     return _read_csv(source, delimiter="\t")
 
@@ -192,6 +212,7 @@ def _read_csv(source: _Source, delimiter: str | None = None) -> Iterator[Record 
             where=f"{source.name}:1",
             fix=COLUMN_FIX.format(what="column"),
         )
+    problem = problem or _missing_kept(header, columns.keep, f"{source.name}:1")
     if problem:  # the whole file is left out
         yield problem
         return
@@ -484,6 +505,9 @@ def _read_parquet(path: Path, options: _Options, rows: list[int]) -> Iterator[Re
         yield InputError(
             _no_abstract(names, options.columns, "column"), where=name, fix=COLUMN_FIX.format(what="column")
         )
+        return
+    if missing := _missing_kept(names, options.columns.keep, name):
+        yield missing
         return
     keep = options.columns.keep
     kept_names = (
