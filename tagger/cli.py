@@ -295,6 +295,21 @@ def _load_model(directory: str | None):
     return load_model(directory)
 
 
+def _which_model(given: str | None, model) -> str:
+    """One line saying which model made an output: where it was found and what it learnt."""
+    from .model import CARD_FILE
+
+    if given is not None:
+        where = given
+    elif (Path(DEFAULT_MODEL_DIR) / CARD_FILE).is_file():
+        where = f"{DEFAULT_MODEL_DIR}/ of this folder (--model names another)"
+    else:
+        where = "the shipped model"
+    data = model.card.training_data
+    trained = f"trained {model.card.created[:10]} on {data.labelled_abstracts} labelled abstracts"
+    return f"model: {where}, {trained} of {data.origin}"
+
+
 def _read_options(args: argparse.Namespace, report: reading.ReadReport, keep: tuple[str, ...] = ()) -> dict:
     columns = reading.Columns(abstract=args.column, title=args.title_column, id=args.id_column, keep=keep)
     return {
@@ -370,6 +385,7 @@ def _predict(args: argparse.Namespace) -> int:
         + f"; {needs_review} need review (confidence below {threshold:.2f})",
         file=sys.stderr,
     )
+    print(_which_model(args.model, model), file=sys.stderr)
     return _report_reading(report)
 
 

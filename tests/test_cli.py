@@ -37,14 +37,20 @@ def test_predict_tags_every_seed_in_order(capsys, shipped):
         expected = [r["area"]] + ([r["runner_up"]] if float(r["runner_up_confidence"]) >= 0.15 else [])
         assert [tag.split(":")[0] for tag in r["tags"].split(";")] == expected
     assert err.startswith("tagged 38 abstract(s) from 2 file(s) (2 heading(s) skipped): llm 9, ")
-    assert err.endswith(f"; {sum(flagged)} need review (confidence below {shipped.review_threshold:.2f})\n")
+    summary, which = err.splitlines()
+    assert summary.endswith(f"; {sum(flagged)} need review (confidence below {shipped.review_threshold:.2f})")
+    card = shipped.card  # which model tagged: said on every run
+    assert (
+        which.startswith("model: ") and f"on 363 labelled abstracts of {card.training_data.origin}" in which
+    )
+    assert card.created[:10] in which
 
 
 def test_predict_flags_abstracts_below_the_review_threshold(capsys):
     status, out, err = run(capsys, "predict", *SEED_FILES, "--review-below", "1")
     rows = list(csv.DictReader(io.StringIO(out)))
     assert status == 0 and all(r["needs_review"] == "True" for r in rows)
-    assert err.endswith("; 38 need review (confidence below 1.00)\n")
+    assert err.splitlines()[0].endswith("; 38 need review (confidence below 1.00)")
 
 
 def test_predict_writes_jsonl_to_a_file(capsys, tmp_path):
