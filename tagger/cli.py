@@ -385,8 +385,9 @@ def _predict(args: argparse.Namespace) -> int:
         + f"; {needs_review} need review (confidence below {threshold:.2f})",
         file=sys.stderr,
     )
+    status = _report_reading(report)
     print(_which_model(args.model, model), file=sys.stderr)
-    return _report_reading(report)
+    return status
 
 
 @contextlib.contextmanager

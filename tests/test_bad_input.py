@@ -201,10 +201,11 @@ def test_skip_bad_tags_the_rest_and_lists_every_skipped_record(capsys, tmp_path)
         f"{tmp_path / 'e.csv'}:3",
         f"{tmp_path / 'e.csv'}:4",
     ]
-    assert lines[2 + bad :] == [
+    assert lines[2 + bad : -1] == [
         f"note: {tmp_path / 'g.md'}: ignored, not one of .txt, .csv, .tsv, .jsonl, .json, .parquet (compressed too)",
         f"note: {tmp_path / 'f-empty.jsonl'}: empty file",
     ]
+    assert lines[-1].startswith("model: ")  # which model tagged, last
     assert "Traceback" not in err
     status, _, _ = run(capsys, "predict", tmp_path / "a-good.txt", "--skip-bad")
     assert status == 0  # nothing skipped
