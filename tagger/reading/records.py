@@ -307,9 +307,12 @@ def _json_line(line: str):
         value, end = _scan_json(line, 0)
     except (StopIteration, ValueError):
         return json.loads(line)
-    if end != len(line) and not line[end:].isspace():
+    if end != len(line) and line[end:].strip(JSON_WHITESPACE):  # (str.isspace takes \x1c-\x1f too)
         return json.loads(line)  # raises "Extra data"
     return value
+
+
+JSON_WHITESPACE = " \t\n\r"  # what JSON allows between values
 
 
 def _object_problem(value, where: str, columns: Columns) -> tuple[dict, InputError | None]:
