@@ -109,7 +109,8 @@ class TopLabelMap:
         """``h`` of each text (see the module's docstring)."""
         if self.evidence <= 0:
             return np.ones(len(evidence))
-        return np.minimum(1.0, np.asarray(evidence, dtype=float) / self.evidence)
+        with np.errstate(over="ignore"):  # (a tiny e_min: every text gets the whole lift)
+            return np.minimum(1.0, np.asarray(evidence, dtype=float) / self.evidence)
 
     def confidence(self, confidence: np.ndarray, strength: np.ndarray, areas: int) -> np.ndarray:
         """The top area's probability ``c`` mapped, at each text's strength ``h``."""
