@@ -263,7 +263,23 @@ def _parser() -> argparse.ArgumentParser:
         "--plots", metavar="DIR", help="write confusion-matrix.png and reliability.png here"
     )
     evaluate.set_defaults(run=_evaluate)
+
+    init = commands.add_parser(
+        "init", help="make a project here (or in DIR): the default taxonomy, an empty label file"
+    )
+    init.add_argument("folder", nargs="?", default=".", metavar="DIR", help="where (default: this folder)")
+    init.set_defaults(run=_init)
     return parser
+
+
+def _init(args: argparse.Namespace) -> int:
+    from .project import NOTE_FILE, init
+
+    made = init(args.folder)
+    for path in made:
+        print(f"made {path}{'/' if path.is_dir() else ''}", file=sys.stderr)
+    print(f"see {Path(args.folder) / NOTE_FILE} for what goes where", file=sys.stderr)
+    return 0
 
 
 def _keep(value: str | None) -> tuple[str, ...]:

@@ -131,6 +131,13 @@ def _rows(path: Path, columns: Sequence[str]) -> Iterable[tuple[str, dict[str, s
 
 def load_areas(path: str | Path) -> tuple[Area, ...]:
     """The areas of ``areas.csv``, checked: valid unique slugs, names and descriptions."""
+    if not Path(path).is_file():
+        raise LabelError(
+            "file not found",
+            where=str(path),
+            fix="Run 'tagger init' to make a project here (the default taxonomy, an empty label file), "
+            "or point --labels at the folder that holds areas.csv.",
+        )
     areas: list[Area] = []
     seen: dict[str, str] = {}
     for where, row in _rows(Path(path), AREA_COLUMNS):

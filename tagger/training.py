@@ -572,7 +572,14 @@ def choose_settings(
 
 def _check_enough_labels(training_set: TrainingSet) -> None:
     """Without area descriptions, every area needs two labelled abstracts: a fold that
-    holds out the only one would not know the area."""
+    holds out the only one would not know the area. With them, one label is enough."""
+    if not training_set.labels:
+        raise LabelError(
+            "no hand labels yet",
+            where=training_set.origin,
+            fix="Label some abstracts first (tagger label papers/ --n 20); until then the shipped model "
+            "tags.",
+        )
     if training_set.use_descriptions:
         return
     single = [slug for slug, n in training_set.counts().items() if n < 2]

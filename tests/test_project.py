@@ -1,0 +1,69 @@
+"""A project of one's own, outside this repository: tagger init, then label, train, predict."""
+
+import gzip
+import io
+import json
+import sys
+
+from conftest import LABELS, run
+
+from tagger.labels import load_areas
+
+
+def pile(folder):
+    texts = [
+        "Robots grasp cups with a two-finger gripper on a mobile manipulator.",
+        "We prove a regret bound for contextual bandits with linear rewards.",
+        "A diffusion model generates images of anime faces from text prompts.",
+    ]
+    path = folder / "pile.jsonl"
+    path.write_text("".join(json.dumps({"id": f"p{i}", "abstract": t}) + "\n" for i, t in enumerate(texts)))
+    return path
+
+
+def test_init_makes_a_project_and_never_overwrites_one(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    status, _, err = run(capsys, "init")
+    assert status == 0 and "made labels/areas.csv" in err and "TAGGER.txt" in err
+    assert load_areas(tmp_path / "labels" / "areas.csv") == load_areas(LABELS / "areas.csv")
+    assert (tmp_path / "labels" / "labels.csv").read_text() == "abstract_id,area,title\n"
+    assert (tmp_path / "seeds").is_dir() and "tagger label" in (tmp_path / "TAGGER.txt").read_text()
+    before = (tmp_path / "labels" / "labels.csv").read_bytes()
+    status, _, err = run(capsys, "init")
+    assert status == 1 and "exists already: this folder is a project" in err
+    assert (tmp_path / "labels" / "labels.csv").read_bytes() == before
+    assert run(capsys, "init", tmp_path / "other" / "place")[0] == 0  # made where it is asked for
+    assert (tmp_path / "other" / "place" / "labels" / "areas.csv").is_file()
+
+
+def test_outside_a_project_the_error_says_how_to_make_one(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run(capsys, "train")
+    assert (status, out) == (2, "")
+    assert err == (
+        "tagger: labels/areas.csv: file not found. Run 'tagger init' to make a project here (the default "
+        "taxonomy, an empty label file), or point --labels at the folder that holds areas.csv.\n"
+    )
+
+
+def test_a_new_project_labels_trains_and_tags(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "init")[0] == 0
+    status, _, err = run(capsys, "train")  # nothing labelled yet: said, not a crash
+    assert status == 2 and err.startswith("tagger: labels: no hand labels yet. Label some abstracts first")
+    papers = pile(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("robotics\nrobotics\nrobotics\n"))
+    status, _, err = run(capsys, "label", papers, "--n", "3")
+    assert status == 0 and "labelled 3, skipped 0; saved to labels/labels.csv" in err
+    status, _, err = run(capsys, "train")
+    assert (
+        status == 0
+        and "trained on 3 labelled abstracts" in err
+        and (tmp_path / "models" / "model.json").is_file()
+    )
+    status, _, err = run(capsys, "predict", papers, "-o", "out.jsonl.gz")
+    rows = [
+        json.loads(line) for line in gzip.decompress((tmp_path / "out.jsonl.gz").read_bytes()).splitlines()
+    ]
+    assert status == 0 and [r["id"] for r in rows] == ["p0", "p1", "p2"]
+    assert "model: models/ of this folder" in err and "on 3 labelled abstracts of labels" in err
