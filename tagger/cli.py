@@ -256,9 +256,17 @@ def _parser() -> argparse.ArgumentParser:
     train.set_defaults(run=_train)
 
     evaluate = commands.add_parser(
-        "evaluate", help="cross-validated accuracy, macro-F1, calibration, per-area table"
+        "evaluate",
+        help="cross-validated accuracy, macro-F1, calibration, per-area table; "
+        "with --model and --data: a saved model on a labelled test file",
     )
     training_data(evaluate)
+    evaluate.add_argument(
+        "--model",
+        metavar="DIR",
+        help="test this saved model on --data (labelled abstracts it was not trained on) "
+        "instead of cross-validating the training",
+    )
     evaluate.add_argument(
         "--plots", metavar="DIR", help="write confusion-matrix.png and reliability.png here"
     )
@@ -708,12 +716,44 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     if args.plots:
         require_matplotlib()  # before minutes of work, not after
-    validation = cross_validate(_training_set(args))
-    print(format_report(validation.evaluation, validation.review))
+    if args.model is not None:
+        evaluation, review, confidence, correct = _test_model(args)
+    else:
+        validation = cross_validate(_training_set(args))
+        evaluation, review = validation.evaluation, validation.review
+        confidence, correct = validation.confidence, validation.correct
+    print(format_report(evaluation, review))
     if args.plots:
-        for path in write_plots(validation.evaluation, validation.confidence, validation.correct, args.plots):
+        for path in write_plots(evaluation, confidence, correct, args.plots):
             print(f"wrote {path}", file=sys.stderr)
     return 0
+
+
+def _test_model(args: argparse.Namespace):
+    """evaluate --model DIR --data FILE: the saved model on labelled abstracts."""
+    import hashlib
+
+    from .evaluate import test_model
+    from .labels import read_labelled_file
+    from .model import load_model
+
+    if not args.data:
+        raise UsageError(
+            "--model needs --data: the labelled abstracts to test it on",
+            fix="Give a labelled .csv/.jsonl it was not trained on "
+            "(without --model, evaluate cross-validates).",
+        )
+    model = load_model(args.model)
+    test = read_labelled_file(args.data)
+    seen = model.card.training_data.labels or {}
+    trained_on = sum(hashlib.sha256(t.encode("utf-8")).hexdigest()[:12] in seen for t in test.texts)
+    if trained_on:
+        print(
+            f"note: the model was trained on {trained_on} of these {len(test.texts)} labelled abstracts: "
+            "its figures on them are not held out",
+            file=sys.stderr,
+        )
+    return test_model(model, test.texts, test.labels, test.ids, args.data, f"the model in {args.model}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -99,6 +99,41 @@ def flagged_figures(confidence: np.ndarray, correct: np.ndarray, threshold: floa
     return round(float(1 - unflagged.mean()), 4), round(accuracy, 4)
 
 
+def test_model(
+    model, texts: Sequence[str], labels: Sequence[str], ids: Sequence[str], data: str, name: str = "the model"
+):
+    """How ``model`` does on labelled abstracts it was not trained on: an :class:`Evaluation`
+    (the same figures as cross-validation, by the same definitions), a :class:`Review` at the
+    model's threshold, each abstract's confidence and whether it was right. Labels of areas
+    the model does not know are refused."""
+    from .errors import LabelError
+
+    unknown = sorted(set(labels) - set(model.areas))
+    if unknown:
+        raise LabelError(
+            f"{len(unknown)} area(s) the model does not know: {', '.join(map(repr, unknown[:5]))}",
+            where=data,
+            fix=f"Test a model on labels of its areas ({', '.join(model.areas)}).",
+        )
+    probabilities = model.predict_proba(list(texts))
+    slugs = list(model.areas)
+    confidence = probabilities.max(axis=1)
+    correct = probabilities.argmax(axis=1) == np.array([slugs.index(label) for label in labels], dtype=int)
+    share, accuracy = flagged_figures(confidence, correct, model.review_threshold)
+    evaluation = Evaluation(
+        scheme=f"{name} tested",
+        **summary(list(labels), probabilities, slugs),
+        possible_label_errors=tuple(possible_label_errors(ids, texts, labels, probabilities, slugs)),
+    )
+    review = Review(
+        threshold=model.review_threshold,
+        target_accuracy=model.card.review.target_accuracy,
+        share_flagged=share,
+        accuracy_unflagged=accuracy,
+    )
+    return evaluation, review, confidence, correct
+
+
 def held_out_evaluation(
     model, texts: Sequence[str], areas: Sequence[str], data: str, command: str
 ) -> HeldOutEvaluation:

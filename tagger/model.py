@@ -155,6 +155,17 @@ class Model:
             results = [replace(p, top_terms=t) for p, t in zip(results, terms)]
         return results
 
+    def score(self, texts: Iterable[str], areas: Iterable[str]) -> float:
+        """Accuracy on labelled abstracts (as scikit-learn's ``score``); every figure of
+        ``tagger evaluate --model`` is in :func:`tagger.evaluate.test_model`."""
+        texts, areas = _as_texts(texts), [str(area) for area in areas]
+        if len(texts) != len(areas) or not texts:
+            raise UsageError(
+                f"{len(texts)} abstracts and {len(areas)} areas",
+                fix="Give one area per abstract, at least one.",
+            )
+        return float(np.mean([p.area == area for p, area in zip(self.predict(texts), areas)]))
+
     def _top_terms(self, matrix, areas: np.ndarray, n: int = 10) -> list[tuple[tuple[str, float], ...]]:
         """Per text, the terms with the largest push toward its area: TF-IDF value times the
         area's weight minus the mean weight over areas (the softmax ignores what all areas

@@ -40,3 +40,12 @@ def test_a_model_says_what_it_is(shipped):
     text = repr(shipped)
     assert text.startswith("<tagger Model: 11 areas (llm, vision, generative,")
     assert "trained on 363 labelled abstracts of labels;" in text and shipped.card.created in text
+
+
+def test_a_model_scores_labelled_abstracts_as_scikit_learn_does(shipped):
+    texts = ["Robots grasp cups with a gripper.", "We prove a regret bound for bandits."]
+    predicted = [p.area for p in shipped.predict(texts)]
+    assert shipped.score(texts, predicted) == 1.0
+    assert shipped.score(texts, [predicted[0], "nonsense"]) == 0.5
+    with pytest.raises(tagger.TaggerError, match="2 abstracts and 1 areas"):
+        shipped.score(texts, ["robotics"])

@@ -101,3 +101,76 @@ def test_the_reliability_legend_hides_no_bar(shipped):
     [legend] = figure.legends
     assert not legend.get_window_extent().overlaps(axes.get_window_extent())
     plt.close(figure)
+
+
+TEST_ROWS = [
+    ("Robots grasp cups with a two-finger gripper on a mobile manipulator.", "robotics"),
+    ("We prove a regret bound for contextual bandits with linear rewards.", "theory"),
+    ("A diffusion model generates images of anime faces from text prompts.", "generative"),
+    (
+        "We quantize the weights of large language models to four bits for faster inference on GPUs.",
+        "systems",
+    ),
+    ("Membership inference attacks recover which records trained a model.", "safety"),
+]
+
+
+def labelled_test_file(folder, rows=TEST_ROWS):
+    import csv
+
+    path = folder / "test.csv"
+    with open(path, "w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["abstract", "area"])
+        writer.writerows(rows)
+    return path
+
+
+def test_a_saved_model_is_tested_on_a_labelled_file(capsys, tmp_path, shipped):
+    from conftest import ROOT, run
+
+    status, out, err = run(
+        capsys,
+        "evaluate",
+        "--model",
+        ROOT / "models",
+        "--data",
+        labelled_test_file(tmp_path),
+        "--plots",
+        tmp_path,
+    )
+    assert status == 0
+    predicted = [p.area for p in shipped.predict([text for text, _ in TEST_ROWS])]
+    right = sum(p == area for p, (_, area) in zip(predicted, TEST_ROWS))
+    lines = out.splitlines()
+    assert lines[0] == f"the model in {ROOT / 'models'} tested on 5 labelled abstracts"
+    assert lines[1] == f"accuracy  {right / 5:.3f}"
+    assert lines[4].startswith(f"review    below {shipped.review_threshold:.3f} confidence: ")
+    assert "labelled \\ predicted" in out and "note:" not in err
+    assert (tmp_path / "reliability.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_testing_a_model_on_what_it_learnt_from_says_so(capsys, tmp_path, shipped, seed_set):
+    from conftest import ROOT, run
+
+    rows = list(zip(seed_set.texts[:4], seed_set.labels[:4]))
+    status, _, err = run(
+        capsys, "evaluate", "--model", ROOT / "models", "--data", labelled_test_file(tmp_path, rows)
+    )
+    assert status == 0
+    assert (
+        "note: the model was trained on 4 of these 4 labelled abstracts: its figures on them are not held out"
+        in err
+    )
+
+
+def test_a_model_tested_on_areas_it_does_not_know_or_without_data_is_refused(capsys, tmp_path):
+    from conftest import ROOT, run
+
+    path = labelled_test_file(tmp_path, [*TEST_ROWS, ("Cooking pasta.", "cooking")])
+    status, out, err = run(capsys, "evaluate", "--model", ROOT / "models", "--data", path)
+    assert (status, out) == (2, "") and err.startswith(
+        f"tagger: {path}: 1 area(s) the model does not know: 'cooking'"
+    )
+    status, _, err = run(capsys, "evaluate", "--model", ROOT / "models")
+    assert status == 1 and "--model needs --data" in err
