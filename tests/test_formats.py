@@ -6,6 +6,7 @@ import gzip
 import io
 import json
 import lzma
+import textwrap
 
 import pytest
 from conftest import run
@@ -315,3 +316,24 @@ def test_wide_encodings_are_decoded_a_piece_at_a_time(tmp_path_factory, items, p
         ]
     finally:
         tagger.reading.source.PIECE_BYTES = original
+
+
+def test_a_text_file_of_one_abstract_per_line_is_read_so_and_said(capsys, tmp_path):
+    from conftest import run
+
+    abstracts = [
+        "We study robots that grasp cups with a two-finger gripper and learn from human video. " * 3,
+        "We prove a regret bound for contextual bandits with linear rewards and adversarial contexts. " * 3,
+        "A diffusion model generates images of anime faces from text prompts with classifier-free guidance. "
+        * 3,
+    ]
+    path = tmp_path / "one-per-line.txt"
+    path.write_text("".join(a.strip() + "\n" for a in abstracts), encoding="utf-8")
+    status, out, err = run(capsys, "predict", path)
+    rows = out.splitlines()[1:]
+    assert status == 0 and len(rows) == 3 and [row.split(",")[1] for row in rows] == ["1", "2", "3"]
+    assert f"note: {path}:1: read one abstract per line (3 lines of 200 characters or more" in err
+    wrapped = tmp_path / "wrapped.txt"  # an abstract wrapped at 80 columns stays one abstract
+    wrapped.write_text("\n".join(textwrap.wrap(" ".join(abstracts), 80)) + "\n", encoding="utf-8")
+    status, out, err = run(capsys, "predict", wrapped)
+    assert status == 0 and len(out.splitlines()) == 2 and "one abstract per line" not in err

@@ -108,10 +108,24 @@ def _read_txt(source: _Source) -> Iterator[Record | InputError]:
         if index == 0 and _is_heading(lines) and not source.is_stdin:
             report.headings.append(where)
             continue
+        if len(lines) > 1 and all(len(line.strip()) >= ONE_PER_LINE_CHARS for line in lines):
+            # abstract-long lines with no blank line between them: one abstract per line
+            report.notes.append(
+                f"{where}: read one abstract per line ({len(lines)} lines of {ONE_PER_LINE_CHARS} "
+                "characters or more, no blank line between them)"
+            )
+            for offset, line in enumerate(lines):
+                yield Record({"abstract": line}, first + offset, f"{source.name}:{first + offset}")
+            continue
         text = "".join(lines)
         if not join_broken_words(text).strip():
             continue  # only soft hyphens: blank
         yield Record({"abstract": text}, first, where)
+
+
+# A paragraph of a .txt file whose lines are all at least this long (an abstract is a
+# thousand characters; a line of wrapped text under a hundred) holds one abstract per line.
+ONE_PER_LINE_CHARS = 200
 
 
 def header_delimiter(line: str, columns: Columns, require: bool = False) -> str | None:
