@@ -82,7 +82,16 @@ def predict(
 
 
 def train(
-    data=None, areas=None, *, labels="labels", abstracts=("seeds",), settings=None, unlabelled=None
+    data=None,
+    areas=None,
+    *,
+    labels="labels",
+    abstracts=("seeds",),
+    settings=None,
+    unlabelled=None,
+    column: str = "abstract",
+    title_column: str | None = None,
+    label_column: str = "area",
 ) -> Model:
     """Train a model: on the taxonomy and hand labels in ``labels`` joined with the abstract
     files in ``abstracts`` (the default, as in this repository), or on ``data``: a user's own
@@ -90,41 +99,48 @@ def train(
     dataframe with those columns (and optionally ``title``), or a list of abstracts with
     their ``areas`` in a second list.
     ``unlabelled``: abstract files or folders (a path or a list of them) without labels, such
-    as the pile you are about to tag, to learn from as well (self-training).
+    as the pile you are about to tag, to learn from as well (self-training). ``column``,
+    ``title_column`` and ``label_column`` name a file's or dataframe's columns of abstracts,
+    titles (``title`` when there is one) and areas.
     Save it with ``model.save("models")``."""
     from .labels import load_training_set, read_labelled_file
-    from .reading import read_abstracts
+    from .reading import Columns, read_abstracts
     from .training import train as fit
 
     if data is None:
         training_set = load_training_set(labels, abstracts)
     elif isinstance(data, (str, os.PathLike)):
-        training_set = read_labelled_file(data)
+        named = Columns(abstract=column, title=title_column or "title", area=label_column)
+        training_set = read_labelled_file(data, named)
     else:
-        training_set = _labelled_data(data, areas)
+        training_set = _labelled_data(data, areas, column, title_column, label_column)
     if isinstance(unlabelled, (str, os.PathLike)):
         unlabelled = [unlabelled]
     pile = [a.document for a in read_abstracts(unlabelled)] if unlabelled else None
     return fit(training_set, settings, pile)
 
 
-def _labelled_data(data, areas):
-    """A training set from a dataframe (``abstract``, ``area``, optional ``title``) or from
-    a list of abstracts and a list of ``areas``."""
+def _labelled_data(data, areas, column="abstract", title_column=None, label_column="area"):
+    """A training set from a dataframe (columns of abstracts, areas and optional titles,
+    matched as the command line matches a file's) or from a list of abstracts and a list of
+    ``areas``."""
     from .errors import UsageError
     from .frames import documents
     from .labels import labelled_set
-    from .reading import document
+    from .reading import Columns, document
+    from .reading.records import field_names
 
     if hasattr(data, "columns"):
-        if areas is not None or "area" not in data.columns:
+        found = field_names([c for c in data.columns if isinstance(c, str)], Columns(area=label_column))
+        if areas is not None or "area" not in found:
             raise UsageError(
-                "a dataframe to train on needs an 'area' column", fix="Name the labels' column area."
+                f"a dataframe to train on needs a {label_column!r} column of areas",
+                fix="Name the column of areas with label_column=.",
             )
-        docs, present = documents(data, "abstract", "title" if "title" in data.columns else None)
+        docs, present = documents(data, column, title_column)
         if not present.all():
             raise UsageError(f"{(~present).sum()} row(s) have no abstract", fix="Fill them in or drop them.")
-        return labelled_set(docs, data["area"].astype(str).str.strip().tolist(), "dataframe")
+        return labelled_set(docs, data[found["area"]].astype(str).str.strip().tolist(), "dataframe")
     if areas is None or isinstance(data, (str, bytes)):
         raise UsageError(
             "train takes a labelled file, a dataframe, or a list of abstracts with a list of areas",

@@ -134,6 +134,21 @@ def _parser() -> argparse.ArgumentParser:
 
     def training_data(command: argparse.ArgumentParser) -> None:
         command.add_argument("--data", metavar="FILE", help="labelled .csv/.jsonl with 'abstract' and 'area'")
+        command.add_argument(
+            "--column",
+            metavar="NAME",
+            default="abstract",
+            help="with --data: of the abstracts (default abstract)",
+        )
+        command.add_argument(
+            "--title-column",
+            metavar="NAME",
+            default="title",
+            help="with --data: of the titles (default title)",
+        )
+        command.add_argument(
+            "--label-column", metavar="NAME", default="area", help="with --data: of the areas (default area)"
+        )
         labels(command)
         command.add_argument(
             "--abstracts",
@@ -620,7 +635,10 @@ def _label(args: argparse.Namespace) -> int:
 def _training_set(args: argparse.Namespace):
     from .labels import load_training_set, read_labelled_file
 
-    return read_labelled_file(args.data) if args.data else load_training_set(args.labels, args.abstracts)
+    if args.data:
+        columns = reading.Columns(abstract=args.column, title=args.title_column, area=args.label_column)
+        return read_labelled_file(args.data, columns)
+    return load_training_set(args.labels, args.abstracts)
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -744,7 +762,9 @@ def _test_model(args: argparse.Namespace):
             "(without --model, evaluate cross-validates).",
         )
     model = load_model(args.model)
-    test = read_labelled_file(args.data)
+    test = read_labelled_file(
+        args.data, reading.Columns(abstract=args.column, title=args.title_column, area=args.label_column)
+    )
     seen = model.card.training_data.labels or {}
     trained_on = sum(hashlib.sha256(t.encode("utf-8")).hexdigest()[:12] in seen for t in test.texts)
     if trained_on:

@@ -239,16 +239,18 @@ def load_training_set(
     )
 
 
-def read_labelled_file(path: str | Path) -> TrainingSet:
-    """A user's own labelled corpus: a .csv or .jsonl file with ``abstract`` and ``area``.
-    The areas are the distinct values of ``area``; they have no descriptions."""
+def read_labelled_file(path: str | Path, columns: Columns | None = None) -> TrainingSet:
+    """A user's own labelled corpus: a .csv or .jsonl file with ``abstract`` and ``area``
+    (or the columns ``columns`` names). The areas are the distinct values of the area
+    column; they have no descriptions."""
+    columns = columns or Columns()
     abstracts = []
-    for abstract in read_abstracts([path]):
+    for abstract in read_abstracts([path], columns=columns):
         if not abstract.area:
             raise LabelError(
-                "no area for this abstract",
+                f"no {columns.area!r} for this abstract",
                 where=f"{abstract.source}:{abstract.line}",
-                fix="Every row needs an 'area' value.",
+                fix=f"Every row needs an area in its {columns.area!r} column; --label-column names another.",
             )
         abstracts.append(abstract)
     return labelled_set(

@@ -49,3 +49,36 @@ def test_a_model_scores_labelled_abstracts_as_scikit_learn_does(shipped):
     assert shipped.score(texts, [predicted[0], "nonsense"]) == 0.5
     with pytest.raises(tagger.TaggerError, match="2 abstracts and 1 areas"):
         shipped.score(texts, ["robotics"])
+
+
+def test_labelled_data_with_other_column_names_trains_from_the_command_line_and_python(capsys, tmp_path):
+    import pandas as pd
+    from conftest import run
+
+    words = {
+        "bio": "protein gene cell enzyme",
+        "robots": "robot grasp arm gripper",
+        "games": "auction bidder payoff",
+    }
+    rows = [
+        {
+            "text": f"{' '.join(sorted(vocabulary.split(), key=lambda w: (w * k)[::-1]))} study {k}",
+            "label": area,
+        }
+        for area, vocabulary in words.items()
+        for k in range(4)
+    ]
+    frame = pd.DataFrame(rows)
+    path = tmp_path / "mine.csv"
+    frame.to_csv(path, index=False)
+    status, _, err = run(capsys, "train", "--data", path, "--model", tmp_path / "m")
+    assert status == 2 and "no 'abstract' column" in err and "--column" in err
+    args = ("--data", path, "--column", "text", "--label-column", "label")
+    status, _, err = run(capsys, "train", *args, "--model", tmp_path / "m")
+    assert status == 0 and "trained on 12 labelled abstracts" in err
+    from_python = tagger.train(frame, column="text", label_column="label")
+    from_file = tagger.train(path, column="text", label_column="label")
+    assert from_python.areas == from_file.areas == ("bio", "games", "robots")
+    assert from_python.predict("robot arm gripper").area == "robots"
+    status, out, _ = run(capsys, "evaluate", "--model", tmp_path / "m", *args)
+    assert status == 0 and out.startswith(f"the model in {tmp_path / 'm'} tested on 12 labelled abstracts")

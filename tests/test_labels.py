@@ -120,5 +120,5 @@ def test_a_users_labelled_file_brings_its_own_areas(tmp_path):
     assert training_set.texts[0] == "T1. Robots grasp cups."
     assert training_set.labels == ("robots", "bio", "robots")
     write_csv(path, ["abstract", "area"], [["Robots grasp cups.", "robots"], ["Proteins fold.", ""]])
-    with pytest.raises(LabelError, match=r"mine.csv:3: no area for this abstract"):
+    with pytest.raises(LabelError, match=r"mine.csv:3: no 'area' for this abstract"):
         read_labelled_file(path)
