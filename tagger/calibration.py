@@ -125,11 +125,11 @@ class TopLabelMap:
         if k < 2 or n == 0 or self.is_identity:
             return probabilities
         rows = np.arange(n)
-        order = np.argsort(-probabilities, axis=1, kind="stable")
-        best, second = order[:, 0], order[:, 1]
-        top, runner_up = probabilities[rows, best], probabilities[rows, second]
+        best = probabilities.argmax(axis=1)  # (the first of equal ones, as a stable sort)
+        top = probabilities[rows, best]
         others = probabilities.copy()
         others[rows, best] = 0.0
+        runner_up = others.max(axis=1)  # (probabilities are not negative)
         rest = others.sum(axis=1)
         mapped = self.confidence(top, self.strength(evidence), k)
         # the top stays above the runner-up after rescaling: c' > p2 (1 - c') / rest

@@ -97,9 +97,26 @@ def top_areas(
 
 
 def default_tags(probabilities: np.ndarray, areas: Sequence[str]) -> list[list[tuple[str, float]]]:
-    """Per row: the top area, and the runner-up when it is close (:data:`DEFAULT_TAGS`)."""
+    """Per row: the top area, and the runner-up when it is close (:data:`DEFAULT_TAGS`):
+    :func:`top_areas` with ``keep_top``, from the two best of each row alone (a batch of
+    millions makes no list of every area)."""
     k, least = DEFAULT_TAGS
-    return top_areas(probabilities, areas, k, least, keep_top=True)
+    if k != 2:
+        return top_areas(probabilities, areas, k, least, keep_top=True)
+    names = np.asarray(areas, dtype=object)
+    rows = np.arange(len(probabilities))
+    best = probabilities.argmax(axis=1)
+    others = probabilities.copy()
+    others[rows, best] = -np.inf
+    second = others.argmax(axis=1)
+    top, close = probabilities[rows, best].tolist(), probabilities[rows, second]
+    both = close >= least
+    return [
+        [(first, p), (then, q)] if two else [(first, p)]
+        for first, p, then, q, two in zip(
+            names[best].tolist(), top, names[second].tolist(), close.tolist(), both.tolist()
+        )
+    ]
 
 
 def predictions(probabilities: np.ndarray, areas: Sequence[str], review_threshold: float) -> list[Prediction]:
