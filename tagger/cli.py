@@ -73,6 +73,21 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tagger {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
+    def text_columns(command: argparse.ArgumentParser, when: str = "") -> None:
+        """--column and --title-column: where the abstracts and their titles are."""
+        command.add_argument(
+            "--column",
+            metavar="NAME",
+            default="abstract",
+            help=f"{when}column or field of the abstracts (default %(default)s)",
+        )
+        command.add_argument(
+            "--title-column",
+            metavar="NAME",
+            default="title",
+            help=f"{when}of the titles (default %(default)s)",
+        )
+
     def inputs(command: argparse.ArgumentParser, what: str, piped: bool = False) -> None:
         command.add_argument(
             "paths",
@@ -92,15 +107,7 @@ def _parser() -> argparse.ArgumentParser:
             action="store_true",
             help="leave out bad records, list them, and go on (exit status 3)",
         )
-        command.add_argument(
-            "--column",
-            metavar="NAME",
-            default="abstract",
-            help="column or field of the abstracts (default abstract)",
-        )
-        command.add_argument(
-            "--title-column", metavar="NAME", default="title", help="of the titles (default title)"
-        )
+        text_columns(command)
         command.add_argument("--id-column", metavar="NAME", default="id", help="of the ids (default id)")
 
     def model(command: argparse.ArgumentParser) -> None:
@@ -134,18 +141,7 @@ def _parser() -> argparse.ArgumentParser:
 
     def training_data(command: argparse.ArgumentParser) -> None:
         command.add_argument("--data", metavar="FILE", help="labelled .csv/.jsonl with 'abstract' and 'area'")
-        command.add_argument(
-            "--column",
-            metavar="NAME",
-            default="abstract",
-            help="with --data: of the abstracts (default abstract)",
-        )
-        command.add_argument(
-            "--title-column",
-            metavar="NAME",
-            default="title",
-            help="with --data: of the titles (default title)",
-        )
+        text_columns(command, "with --data: ")
         command.add_argument(
             "--label-column", metavar="NAME", default="area", help="with --data: of the areas (default area)"
         )
