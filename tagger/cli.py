@@ -745,8 +745,6 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 def _test_model(args: argparse.Namespace):
     """evaluate --model DIR --data FILE: the saved model on labelled abstracts."""
-    import hashlib
-
     from .evaluate import test_model
     from .labels import read_labelled_file
     from .model import load_model
@@ -762,7 +760,7 @@ def _test_model(args: argparse.Namespace):
         args.data, reading.Columns(abstract=args.column, title=args.title_column, area=args.label_column)
     )
     seen = model.card.training_data.labels or {}
-    trained_on = sum(hashlib.sha256(t.encode("utf-8")).hexdigest()[:12] in seen for t in test.texts)
+    trained_on = sum(digest in seen for digest in test.text_digests())
     if trained_on:
         print(
             f"note: the model was trained on {trained_on} of these {len(test.texts)} labelled abstracts: "

@@ -96,12 +96,14 @@ class TrainingSet:
             counts[label] += 1
         return counts
 
+    def text_digests(self) -> list[str]:
+        """The first 12 hex digits of the SHA-256 of each labelled document, in order: what a
+        model card records its labels by."""
+        return [hashlib.sha256(text.encode("utf-8")).hexdigest()[:12] for text in self.texts]
+
     def label_digests(self) -> dict[str, str]:
-        """The area of each labelled document, by the first 12 hex digits of its SHA-256."""
-        return {
-            hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]: label
-            for text, label in zip(self.texts, self.labels)
-        }
+        """The area of each labelled document, by :meth:`text_digests`."""
+        return dict(zip(self.text_digests(), self.labels))
 
     def fingerprint(self) -> str:
         """SHA-256 of everything training reads: areas, texts, labels."""

@@ -626,10 +626,9 @@ def new_since(training_set: TrainingSet, card: ModelCard | None) -> list[int]:
     before = card.training_data.labels if card is not None else None
     if before is None:
         return []
-    digests = list(training_set.label_digests())  # (in the order of the labels)
     return [
         i
-        for i, (digest, label) in enumerate(zip(digests, training_set.labels))
+        for i, (digest, label) in enumerate(zip(training_set.text_digests(), training_set.labels))
         if before.get(digest) != label
     ]
 

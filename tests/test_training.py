@@ -11,7 +11,7 @@ from tagger import load_model, train
 from tagger.calibration import softmax
 from tagger.card import Calibration, ModelCard
 from tagger.errors import UsageError
-from tagger.labels import Area, TrainingSet
+from tagger.labels import Area, TrainingSet, read_labelled_file
 from tagger.reading import read_abstracts
 from tagger.settings import SELECTION_GRID, TrainingSettings
 from tagger.training import cross_validate, export, fit_pipeline
@@ -406,3 +406,23 @@ def test_self_training_figures_do_not_leak_held_out_labels():
     assert model.card.unlabelled is not None
     assert "inside each fold" in model.card.evaluation.scheme
     assert model.card.evaluation.accuracy < 0.40, model.card.evaluation.accuracy  # chance: 1/3; leaking: 0.51
+
+
+def test_labels_new_since_a_model_are_counted_by_label_even_when_a_text_repeats(tmp_path):
+    from tagger.training import new_since
+
+    first = train(labelled_file(tmp_path)).card
+    data = read_labelled_file(labelled_file(tmp_path))
+    repeated = dataclasses.replace(
+        data,
+        texts=(data.texts[0], *data.texts),  # the first abstract twice, with its own label
+        labels=(data.labels[0], *data.labels),
+        ids=(data.ids[0], *data.ids),
+    )
+    added = dataclasses.replace(
+        repeated,
+        texts=(*repeated.texts, "robot gripper arm new"),
+        labels=(*repeated.labels, "robots"),
+        ids=(*repeated.ids, "new"),
+    )
+    assert new_since(added, first) == [len(added.labels) - 1]
