@@ -158,10 +158,14 @@ def _logit(p: np.ndarray) -> np.ndarray:
     return np.log(p) - np.log1p(-p)
 
 
+def losses(probabilities: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """Each row's negative log probability of its true area (indices)."""
+    return -np.log(np.clip(probabilities[np.arange(len(truth)), truth], 1e-12, None))
+
+
 def log_loss(probabilities: np.ndarray, truth: np.ndarray, weights: np.ndarray | None = None) -> float:
     """Mean (weighted) negative log probability of the true areas (indices)."""
-    p = np.clip(probabilities[np.arange(len(truth)), truth], 1e-12, None)
-    return float(np.average(-np.log(p), weights=weights))
+    return float(np.average(losses(probabilities, truth), weights=weights))
 
 
 def fit_temperature(scores: Scores, truth: np.ndarray) -> float:

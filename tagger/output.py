@@ -50,7 +50,7 @@ def prediction_table(probabilities: np.ndarray, model: Model, review_below: floa
 class Layout:
     """What rows hold besides :data:`COLUMNS`: the ``tags`` column (with ``top_k`` or
     ``min_confidence``, the ``top_k`` most likely areas, all if not given, of probability at
-    least ``min_confidence``; without, :data:`tagger.prediction.DEFAULT_TAGS`); ``keep``:
+    least ``min_confidence``; without, :func:`tagger.prediction.default_tags`); ``keep``:
     input columns carried through (by name; the readers' ``KEEP_ALL`` for every one)."""
 
     top_k: int | None = None

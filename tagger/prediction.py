@@ -16,7 +16,7 @@ COLUMNS = ("area", "confidence", "runner_up", "runner_up_confidence", "needs_rev
 # at least this likely (a paper between two areas). On hand-labelled abstracts of 2022-24 the
 # model did not see, they hold the reader's area 0.84 of the time (the top area alone: 0.72),
 # with 1.34 tags an abstract (tests/benchmarks/bench_tags.py).
-DEFAULT_TAGS = (2, 0.15)
+RUNNER_UP_TAG = 0.15
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class Prediction:
 
     @property
     def tags(self) -> list[tuple[str, float]]:
-        """The area, and the runner-up too when it is close (:data:`DEFAULT_TAGS`), with
+        """The area, and the runner-up too when it is close (:data:`RUNNER_UP_TAG`), with
         their probabilities: the ``tags`` column of ``tagger predict``."""
         names = list(self.scores)
         [tags] = default_tags(np.array([list(self.scores.values())]), names)
@@ -63,8 +63,7 @@ def prediction_columns(
     :data:`COLUMNS`. Of equal probabilities, the earlier area ranks first."""
     names = np.asarray(areas, dtype=object)
     rows = np.arange(len(probabilities))
-    order = np.argsort(-probabilities, axis=1, kind="stable")
-    best, second = order[:, 0], order[:, 1]
+    best, second = two_best(probabilities)
     confidence = probabilities[rows, best]
     return {
         "area": names[best],
@@ -75,42 +74,36 @@ def prediction_columns(
     }
 
 
+def two_best(probabilities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's most likely area and runner-up (indices; of equal probabilities, the
+    earlier area first), without sorting every area."""
+    best = probabilities.argmax(axis=1)
+    others = probabilities.copy()
+    others[np.arange(len(probabilities)), best] = -np.inf
+    return best, others.argmax(axis=1)
+
+
 def top_areas(
-    probabilities: np.ndarray,
-    areas: Sequence[str],
-    k: int | None,
-    min_confidence: float = 0.0,
-    keep_top: bool = False,
+    probabilities: np.ndarray, areas: Sequence[str], k: int | None, min_confidence: float = 0.0
 ) -> list[list[tuple[str, float]]]:
     """Per row: the ``k`` most likely areas (every one with ``k=None``) whose probability is
-    at least ``min_confidence`` (the top area whatever its probability, with ``keep_top``),
-    most likely first (of equal probabilities, the earlier area)."""
+    at least ``min_confidence``, most likely first (of equal probabilities, the earlier area)."""
     order = np.argsort(-probabilities, axis=1, kind="stable")[:, : k if k is not None else len(areas)]
     chosen = np.take_along_axis(probabilities, order, axis=1)
-    kept = chosen >= min_confidence
-    if keep_top:
-        kept[:, 0] = True
     return [
-        [(areas[i], p) for i, p, keep in zip(row_order, row_p, row_kept) if keep]
-        for row_order, row_p, row_kept in zip(order.tolist(), chosen.tolist(), kept.tolist())
+        [(areas[i], p) for i, p in zip(row_order.tolist(), row_p.tolist()) if p >= min_confidence]
+        for row_order, row_p in zip(order, chosen)
     ]
 
 
 def default_tags(probabilities: np.ndarray, areas: Sequence[str]) -> list[list[tuple[str, float]]]:
-    """Per row: the top area, and the runner-up when it is close (:data:`DEFAULT_TAGS`):
-    :func:`top_areas` with ``keep_top``, from the two best of each row alone (a batch of
-    millions makes no list of every area)."""
-    k, least = DEFAULT_TAGS
-    if k != 2:
-        return top_areas(probabilities, areas, k, least, keep_top=True)
+    """Per row: the top area, and the runner-up when it is close (:data:`RUNNER_UP_TAG`):
+    from the two best of each row alone (a batch of millions makes no list of every area)."""
     names = np.asarray(areas, dtype=object)
     rows = np.arange(len(probabilities))
-    best = probabilities.argmax(axis=1)
-    others = probabilities.copy()
-    others[rows, best] = -np.inf
-    second = others.argmax(axis=1)
+    best, second = two_best(probabilities)
     top, close = probabilities[rows, best].tolist(), probabilities[rows, second]
-    both = close >= least
+    both = close >= RUNNER_UP_TAG
     return [
         [(first, p), (then, q)] if two else [(first, p)]
         for first, p, then, q, two in zip(

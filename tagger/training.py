@@ -34,6 +34,7 @@ from .calibration import (
     fit_calibration,
     fit_temperature,
     fit_top_label,
+    losses,
 )
 from .card import (
     FORMAT_VERSION,
@@ -306,8 +307,7 @@ def _fold_scores(
 
 def _calibrated_losses(scores: Scores, truth: np.ndarray) -> np.ndarray:
     """Each labelled abstract's log loss, its scores calibrated by one temperature."""
-    probabilities = calibrated(scores, fit_temperature(scores, truth), 0.0)
-    return -np.log(np.clip(probabilities[np.arange(len(truth)), truth], 1e-12, None))
+    return losses(calibrated(scores, fit_temperature(scores, truth), 0.0), truth)
 
 
 def _macro_f1(scores: Scores, truth: np.ndarray) -> float:

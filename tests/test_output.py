@@ -277,14 +277,14 @@ def test_csv_cells_by_column_equal_the_rows_written_one_dict_at_a_time(shipped, 
     )
 )
 def test_default_tags_are_the_area_and_a_close_runner_up(rows):
-    from tagger.prediction import DEFAULT_TAGS, default_tags, predictions
+    from tagger.prediction import RUNNER_UP_TAG, default_tags, predictions
 
     probabilities = np.array(rows) / np.array(rows).sum(axis=1, keepdims=True)
     areas = ["a", "b", "c"]
     for tags, prediction in zip(default_tags(probabilities, areas), predictions(probabilities, areas, 0.5)):
         assert tags == prediction.tags
         assert tags[0] == (prediction.area, prediction.confidence)  # the area, whatever its probability
-        close = prediction.runner_up_confidence >= DEFAULT_TAGS[1]
+        close = prediction.runner_up_confidence >= RUNNER_UP_TAG
         assert tags[1:] == ([(prediction.runner_up, prediction.runner_up_confidence)] if close else [])
 
 

@@ -20,8 +20,7 @@ from pathlib import Path
 import numpy as np
 from bench_modern import held_out_by_year, load
 
-from tagger.output import DEFAULT_TAGS
-from tagger.prediction import top_areas
+from tagger.prediction import RUNNER_UP_TAG, top_areas
 
 
 def main() -> None:
@@ -45,7 +44,7 @@ def main() -> None:
         held = [r["area"] in t for r, t in zip(rows, tags)]
         either = [r["area"] in t or r["alt"] in t for r, t in zip(rows, tags)]
         both = [r["area"] in t and r["alt"] in t for r, t in zip(rows, tags) if r["alt"]]
-        default = " (default)" if (k, least) == DEFAULT_TAGS else ""
+        default = " (default)" if (k, least) == (2, RUNNER_UP_TAG) else ""
         print(
             f"{name + default:36s}{np.mean(held):7.3f}{np.mean(either):8.3f}{np.mean(both):7.3f}"
             f"{np.mean([len(t) for t in tags]):7.2f}"
