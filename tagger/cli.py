@@ -322,21 +322,27 @@ def _checked(name: str, **limits):
     return lambda text: number(text, name, from_text=True, **limits)
 
 
-def _load_model(directory: str | None):
-    from .model import CARD_FILE, load_model
+def _model_folder(given: str | None) -> str | None:
+    """The model folder a command uses: the one given, else ``./models`` when it holds a
+    model, else None (the shipped model)."""
+    from .model import CARD_FILE
 
-    if directory is None and (Path(DEFAULT_MODEL_DIR) / CARD_FILE).is_file():
-        directory = DEFAULT_MODEL_DIR
-    return load_model(directory)
+    if given is None and (Path(DEFAULT_MODEL_DIR) / CARD_FILE).is_file():
+        return DEFAULT_MODEL_DIR
+    return given
+
+
+def _load_model(directory: str | None):
+    from .model import load_model
+
+    return load_model(_model_folder(directory))
 
 
 def _which_model(given: str | None, model) -> str:
     """One line saying which model made an output: where it was found and what it learnt."""
-    from .model import CARD_FILE
-
     if given is not None:
         where = given
-    elif (Path(DEFAULT_MODEL_DIR) / CARD_FILE).is_file():
+    elif _model_folder(None) is not None:
         where = f"{DEFAULT_MODEL_DIR}/ of this folder (--model names another)"
     else:
         where = "the shipped model"
