@@ -17,6 +17,7 @@ __all__ = [
     "Prediction",
     "TaggerClassifier",
     "TaggerError",
+    "TaggerWarning",
     "__version__",
     "load_model",
     "predict",
@@ -25,7 +26,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .errors import TaggerError
+    from .errors import TaggerError, TaggerWarning
     from .model import Model, load_model
     from .prediction import Prediction
 
@@ -34,6 +35,7 @@ _LAZY = {
     "Prediction": "prediction",
     "load_model": "model",
     "TaggerError": "errors",
+    "TaggerWarning": "errors",
     "TaggerClassifier": "estimator",
     "tag_dataframe": "frames",
 }

@@ -138,6 +138,8 @@ class Evaluation:
     confusion: dict  # {areas, counts}: labelled (rows) by predicted (columns)
     possible_label_errors: tuple[dict, ...]
     new_labels: NewLabels | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
+    # areas trained on but not measured: one labelled abstract each, without area descriptions
+    left_out: tuple[str, ...] | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -658,9 +659,12 @@ def _train(args: argparse.Namespace) -> int:
     reuse = previous.card if previous is not None and not args.search else None
     model = train(training_set, unlabelled=pile, previous=reuse, since=previous.card if previous else None)
     model.save(args.model)
-    figures = model.card.evaluation
+    figures, labelled = model.card.evaluation, model.card.training_data.labelled_abstracts
+    measured = (
+        f" ({figures.labelled_abstracts} cross-validated)" if figures.labelled_abstracts != labelled else ""
+    )
     print(
-        f"trained on {figures.labelled_abstracts} labelled abstracts; {figures.scheme}: "
+        f"trained on {labelled} labelled abstracts{measured}; {figures.scheme}: "
         f"accuracy {figures.accuracy:.3f}, macro-F1 {figures.macro_f1:.3f}, ECE {figures.ece:.3f}; "
         f"saved to {args.model}",
         file=sys.stderr,
@@ -776,6 +780,16 @@ def _test_model(args: argparse.Namespace):
     return test_model(model, test.texts, test.labels, test.ids, args.data, f"the model in {args.model}")
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A :class:`~tagger.errors.TaggerWarning` as one line on stderr; others as Python shows them."""
+    from .errors import TaggerWarning
+
+    if issubclass(category, TaggerWarning):
+        print(f"tagger: warning: {message}", file=sys.stderr)
+    else:
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 usage error, 2 bad input,
     3 records skipped with --skip-bad, 70 internal error, 130 interrupted)."""
@@ -787,7 +801,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
                 argcomplete.autocomplete(parser)
         args = parser.parse_args(argv)
-        return args.run(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return args.run(args)
     except TaggerError as error:
         print(f"tagger: {error}", file=sys.stderr)
         return error.exit_status

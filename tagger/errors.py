@@ -53,3 +53,8 @@ class OutputError(TaggerError):
 class WorkerError(TaggerError):
     """A worker process of a parallel run ended before its work was done (killed from
     outside, or out of memory)."""
+
+
+class TaggerWarning(UserWarning):
+    """Something the user should know, while the work went on (the command line prints it as
+    one ``tagger: warning:`` line)."""

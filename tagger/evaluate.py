@@ -203,6 +203,11 @@ def format_report(evaluation: Evaluation, review: Review) -> str:
     matrix.index.name = "labelled \\ predicted"
     lines = [
         f"{evaluation.scheme} on {evaluation.labelled_abstracts} labelled abstracts",
+        *(
+            [f"left out of these figures: {', '.join(evaluation.left_out)} (one labelled abstract)"]
+            if evaluation.left_out
+            else []
+        ),
         f"accuracy  {evaluation.accuracy:.3f}",
         f"macro-F1  {evaluation.macro_f1:.3f}",
         f"ECE       {evaluation.ece:.3f}   (expected calibration error, {CALIBRATION_BINS} bins)",

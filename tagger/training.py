@@ -48,7 +48,7 @@ from .card import (
     TrainingData,
     Unlabelled,
 )
-from .errors import LabelError
+from .errors import LabelError, TaggerWarning
 from .features import evidence
 from .labels import TrainingSet
 from .model import Model
@@ -459,6 +459,7 @@ class CrossValidation:
     correct: np.ndarray
     evaluation: Evaluation
     review: Review
+    rows: np.ndarray | None = None  # the labelled abstracts measured, when not all of them
 
     @property
     def confidence(self) -> np.ndarray:
@@ -554,7 +555,6 @@ def choose_settings(
     defaults, or the best of :data:`SELECTION_GRID` from :data:`SELECT_FROM` labelled
     abstracts on (with how they were chosen, and their out-of-fold scores when the search
     used every labelled abstract)."""
-    _check_enough_labels(training_set)
     if settings is not None:
         return settings, None, None
     if (reused := reusable_settings(training_set, previous)) is not None:
@@ -571,9 +571,11 @@ def choose_settings(
     return chosen, selection, out_of_fold if sample is training_set else None
 
 
-def _check_enough_labels(training_set: TrainingSet) -> None:
-    """Without area descriptions, every area needs two labelled abstracts: a fold that
-    holds out the only one would not know the area. With them, one label is enough."""
+def measurable(training_set: TrainingSet) -> tuple[np.ndarray, tuple[str, ...]]:
+    """The labelled abstracts cross-validation measures (their indices), and the areas it
+    leaves out: without area descriptions, an area with one labelled abstract is trained on
+    but not measured (the fold that holds out its one abstract would not know the area); a
+    :class:`~tagger.errors.TaggerWarning` says so. With descriptions, every label counts."""
     if not training_set.labels:
         raise LabelError(
             "no hand labels yet",
@@ -581,25 +583,55 @@ def _check_enough_labels(training_set: TrainingSet) -> None:
             fix="Label some abstracts first (tagger label papers/ --n 20); until then the shipped model "
             "tags.",
         )
+    everything = np.arange(len(training_set.labels))
     if training_set.use_descriptions:
-        return
-    single = [slug for slug, n in training_set.counts().items() if n < 2]
-    if single:
+        return everything, ()
+    counts = training_set.counts()
+    single = tuple(slug for slug, n in counts.items() if n == 1)
+    measured = [slug for slug, n in counts.items() if n >= 2]
+    if len(measured) < 2:
         raise LabelError(
-            f"only one labelled abstract of {', '.join(repr(slug) for slug in single)}",
+            f"fewer than two areas have two labelled abstracts or more ({', '.join(measured) or 'none'})",
             where=training_set.origin,
-            fix="Cross-validation needs at least two of each area: label another, or remove that row.",
+            fix="Cross-validation needs two of each of at least two areas: label more.",
         )
+    if not single:
+        return everything, ()
+    warnings.warn(
+        f"only one labelled abstract of {', '.join(repr(slug) for slug in single)}: trained on, but left "
+        "out of the cross-validated figures (label another to measure it)",
+        TaggerWarning,
+        stacklevel=3,
+    )
+    return np.array(
+        [i for i, label in enumerate(training_set.labels) if label not in single], dtype=int
+    ), single
 
 
 def cross_validate(
-    training_set: TrainingSet, settings: TrainingSettings | None = None, previous: ModelCard | None = None
+    training_set: TrainingSet,
+    settings: TrainingSettings | None = None,
+    previous: ModelCard | None = None,
+    *,
+    rows: np.ndarray | None = None,
+    left_out: tuple[str, ...] = (),
+    selection: SettingsSelection | None = None,
 ) -> CrossValidation:
-    """Cross-validate ``settings`` (see :func:`choose_settings`), calibrated."""
-    settings, selection, out_of_fold = choose_settings(training_set, settings, previous)
+    """Cross-validate ``settings`` (see :func:`choose_settings`; ``selection``: how given
+    ``settings`` were chosen), calibrated, on the labelled abstracts :func:`measurable` keeps
+    (or on ``rows``, leaving out the areas ``left_out``)."""
+    if rows is None:
+        rows, left_out = measurable(training_set)
+    measured = training_set.subset(rows) if left_out else training_set
+    settings, chosen, out_of_fold = choose_settings(measured, settings, previous)
+    selection = chosen or selection
     if out_of_fold is None:
-        [out_of_fold] = out_of_fold_scores(training_set, [settings])
-    return calibrate(training_set, settings, out_of_fold, selection)
+        [out_of_fold] = out_of_fold_scores(measured, [settings])
+    validation = calibrate(measured, settings, out_of_fold, selection)
+    if left_out:
+        evaluation = replace(validation.evaluation, left_out=left_out)
+        validation = replace(validation, evaluation=evaluation, rows=rows)
+    return validation
 
 
 def _stratified_sample(training_set: TrainingSet, size: int) -> TrainingSet:
@@ -649,17 +681,20 @@ def train(
     while the labels changed little (:func:`reusable_settings`). ``since``: the card of the
     model this one replaces, to say how the new model does on the labels new since then
     (:class:`NewLabels` in the card's evaluation)."""
+    rows, left_out = measurable(training_set)
     record = None
     if unlabelled:
         from .selftraining import self_train
 
-        settings, selection, _ = choose_settings(training_set, settings, previous)
+        settings, selection, _ = choose_settings(training_set.subset(rows), settings, previous)
         training_set, record = self_train(training_set, unlabelled, settings)
-        [out_of_fold] = out_of_fold_scores(training_set, [settings])
-        validation = calibrate(training_set, settings, out_of_fold, selection)
     else:
-        validation = cross_validate(training_set, settings, previous)
-    if new := new_since(training_set, since):
+        selection = None
+    validation = cross_validate(
+        training_set, settings, previous, rows=rows, left_out=left_out, selection=selection
+    )
+    position = {row: k for k, row in enumerate(rows)}
+    if new := [position[i] for i in new_since(training_set, since) if i in position]:
         figures = NewLabels(len(new), round(float(validation.correct[new].mean()), 4))
         validation = replace(validation, evaluation=replace(validation.evaluation, new_labels=figures))
     pipeline = fit_pipeline(training_set, validation.settings)

@@ -614,15 +614,35 @@ def test_a_card_nested_too_deeply_is_a_clear_error_and_train_replaces_it(capsys,
     assert status == 0 and load_model(tmp_path / "models").areas == load_model(ROOT / "models").areas
 
 
-def test_an_area_with_one_labelled_abstract_is_named(capsys, tmp_path):
+def test_an_area_with_one_labelled_abstract_trains_with_a_warning(capsys, tmp_path):
     data = tmp_path / "mine.csv"
     data.write_text(
         "abstract,area\nRobots grasp cups.,robotics\nA theorem on regret.,theory\nSample complexity bounds.,theory\n"
+        "Deep nets learn images.,vision\nConvolutions see images.,vision\n"
+    )
+    status, _, err = run(capsys, "train", "--data", data, "--model", tmp_path / "m")
+    assert status == 0
+    assert err.startswith(
+        "tagger: warning: only one labelled abstract of 'robotics': trained on, but left out of the "
+        "cross-validated figures (label another to measure it)\n"
+    )
+    assert "trained on 5 labelled abstracts (4 cross-validated)" in err
+    model = load_model(tmp_path / "m")
+    assert model.areas == ("robotics", "theory", "vision") and model.card.evaluation.left_out == ("robotics",)
+    assert model.card.evaluation.labelled_abstracts == 4
+    status, out, _ = run(capsys, "evaluate", "--data", data)
+    assert status == 0 and "left out of these figures: robotics (one labelled abstract)" in out
+
+
+def test_too_few_labels_to_cross_validate_is_named(capsys, tmp_path):
+    data = tmp_path / "mine.csv"
+    data.write_text(
+        "abstract,area\nRobots grasp cups.,robotics\nA theorem on regret.,theory\nA bound.,theory\n"
     )
     status, _, err = run(capsys, "train", "--data", data, "--model", tmp_path / "m")
     assert one_line_error(err, status) == (
-        f"tagger: {data}: only one labelled abstract of 'robotics'. Cross-validation needs at least two of each "
-        "area: label another, or remove that row.\n"
+        f"tagger: {data}: fewer than two areas have two labelled abstracts or more (theory). Cross-validation needs "
+        "two of each of at least two areas: label more.\n"
     )
 
 

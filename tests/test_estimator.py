@@ -56,6 +56,24 @@ def test_it_works_in_pipelines_cross_validation_and_grid_search(seeds):
     assert clone(tagger.TaggerClassifier(ngram_max=1)).get_params()["ngram_max"] == 1
 
 
+@pytest.mark.slow  # trains end to end
+def test_cross_val_score_gives_numbers_when_the_rarest_area_has_one_example(seed_set):
+    X, y = list(seed_set.texts), list(seed_set.labels)
+    assert min(Counter(y).values()) == 1  # the seeds' rarest area has one abstract
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # scikit-learn's and tagger's: the rare area
+        scores = cross_val_score(tagger.TaggerClassifier(), X, y, cv=3, error_score="raise")
+    assert len(scores) == 3 and all(0 < s <= 1 for s in scores)
+
+
+def test_an_area_with_one_example_fits_with_a_warning(seeds):
+    X, y = seeds
+    with pytest.warns(tagger.TaggerWarning, match="only one labelled abstract of 'lonely'"):
+        clf = tagger.TaggerClassifier().fit([*X, "A lonely abstract about lighthouses."], [*y, "lonely"])
+    assert "lonely" in clf.classes_ and clf.model_.card.evaluation.left_out == ("lonely",)
+    assert clf.predict(["A lonely abstract about lighthouses."])[0] in clf.classes_
+
+
 @pytest.mark.parametrize("X", ["one string", [1, 2, 3], np.zeros((3, 2)), None])
 def test_what_is_not_text_is_refused(seeds, X):
     with pytest.raises(TaggerError, match="text"):
