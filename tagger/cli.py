@@ -89,6 +89,11 @@ def _parser() -> argparse.ArgumentParser:
             help=f"{when}of the titles (default %(default)s)",
         )
 
+    def label_column(command: argparse.ArgumentParser) -> None:
+        command.add_argument(
+            "--label-column", metavar="NAME", default="area", help="with --data: of the areas (default area)"
+        )
+
     def inputs(command: argparse.ArgumentParser, what: str, piped: bool = False) -> None:
         command.add_argument(
             "paths",
@@ -137,15 +142,14 @@ def _parser() -> argparse.ArgumentParser:
             "--data",
             metavar="FILE",
             help="your own labelled .csv/.jsonl (the one 'train --data' read): answers go there, "
-            "its abstracts count as labelled",
+            "its abstracts count as labelled (its columns: --column, --title-column, --label-column)",
         )
+        label_column(command)
 
     def training_data(command: argparse.ArgumentParser) -> None:
         command.add_argument("--data", metavar="FILE", help="labelled .csv/.jsonl with 'abstract' and 'area'")
         text_columns(command, "with --data: ")
-        command.add_argument(
-            "--label-column", metavar="NAME", default="area", help="with --data: of the areas (default area)"
-        )
+        label_column(command)
         labels(command)
         command.add_argument(
             "--abstracts",
@@ -552,7 +556,14 @@ def _store(args: argparse.Namespace):
     (--data), or labels/ with the texts in --abstracts."""
     from .labelstore import LabelledFile, ProjectLabels
 
-    return LabelledFile(args.data) if args.data else ProjectLabels(args.labels, args.abstracts)
+    if args.data:
+        return LabelledFile(args.data, _labelled_columns(args))
+    return ProjectLabels(args.labels, args.abstracts)
+
+
+def _labelled_columns(args: argparse.Namespace) -> reading.Columns:
+    """The columns of a labelled --data file: --column, --title-column, --label-column."""
+    return reading.Columns(abstract=args.column, title=args.title_column, area=args.label_column)
 
 
 def _queue(args: argparse.Namespace, model, store, report: reading.ReadReport):
@@ -639,8 +650,7 @@ def _training_set(args: argparse.Namespace):
     from .labels import load_training_set, read_labelled_file
 
     if args.data:
-        columns = reading.Columns(abstract=args.column, title=args.title_column, area=args.label_column)
-        return read_labelled_file(args.data, columns)
+        return read_labelled_file(args.data, _labelled_columns(args))
     return load_training_set(args.labels, args.abstracts)
 
 
@@ -766,9 +776,7 @@ def _test_model(args: argparse.Namespace):
             "(without --model, evaluate cross-validates).",
         )
     model = load_model(args.model)
-    test = read_labelled_file(
-        args.data, reading.Columns(abstract=args.column, title=args.title_column, area=args.label_column)
-    )
+    test = read_labelled_file(args.data, _labelled_columns(args))
     seen = model.card.training_data.labels or {}
     trained_on = sum(digest in seen for digest in test.text_digests())
     if trained_on:

@@ -66,6 +66,10 @@ class Answer:
     replaced: tuple[str, ...]
 
 
+# The command-line options that name the columns of a labelled file, by role.
+OPTIONS = {"abstract": "--column", "area": "--label-column"}
+
+
 class RecordFile:
     """A CSV, TSV or JSON-lines file as a list of records, read whole and written back with
     every record that was not changed byte for byte as it was."""
@@ -169,16 +173,19 @@ class RecordFile:
     def require(self, *roles: str) -> None:
         """A clear error when the file's header lacks a column a role needs."""
         if self.kind != "jsonl":
-            self.require_columns([self.roles[role] for role in roles])
+            options = [OPTIONS[role] for role in roles if role in OPTIONS]
+            self.require_columns([self.roles[role] for role in roles], options)
 
-    def require_columns(self, names: list[str]) -> None:
-        """A clear error when the header lacks one of ``names``."""
+    def require_columns(self, names: list[str], options: list[str] = ()) -> None:
+        """A clear error when the header lacks one of ``names`` (``options``: those that
+        name the columns on the command line)."""
         missing = [name for name in names if name not in self.header]
         if missing:
+            named = f", or name yours with {' and '.join(options)}" if options else ""
             raise LabelError(
                 f"missing column(s) {', '.join(missing)} (has: {', '.join(self.header)})",
                 where=f"{self.path}:1",
-                fix=f"The header row must name {', '.join(names)}.",
+                fix=f"The header row must name {', '.join(names)}{named}.",
             )
 
     def value(self, record: Record, role: str) -> str:

@@ -254,6 +254,32 @@ def test_the_loop_works_on_a_users_own_areas_with_undo(tmp_path, monkeypatch, ca
     )
 
 
+def test_label_and_suggest_read_a_users_file_by_its_own_column_names(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.csv").write_text(MINE.replace("abstract,area", "text,label", 1))
+    (tmp_path / "pile.csv").write_text(
+        "text\nQuadruped robots climb stairs.\nEnzymes catalyse protein folding.\n"
+    )
+    columns = ["--column", "text", "--label-column", "label"]
+    assert main(["train", "--data", "mine.csv", *columns, "--model", "own"]) == 0
+    capsys.readouterr()
+    # Without the column names, the file's missing columns are named.
+    assert main(["suggest", "pile.csv", "--model", "own", "--data", "mine.csv", "--column", "text"]) == 2
+    assert capsys.readouterr().err == (
+        "tagger: mine.csv:1: missing column(s) area (has: text, label). The header row must name text, area, "
+        "or name yours with --column and --label-column.\n"
+    )
+    assert main(["suggest", "pile.csv", "--model", "own", "--data", "mine.csv", *columns]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 2
+    monkeypatch.setattr(sys, "stdin", io.StringIO("bots\nq\n"))
+    assert main(["label", "pile.csv", "--model", "own", "--data", "mine.csv", *columns]) == 0
+    capsys.readouterr()
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "mine.csv").read_text(encoding="utf-8"))))
+    assert list(rows[0]) == ["text", "label"] and len(rows) == 7 and rows[-1]["label"] == "bots"
+    assert main(["suggest", "pile.csv", "--model", "own", "--data", "mine.csv", *columns]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 1  # the answered one counts as labelled
+
+
 def test_undo_takes_a_project_label_back(project, monkeypatch, capsys):
     monkeypatch.chdir(project)
     monkeypatch.setattr(sys, "stdin", io.StringIO("1\nu\nq\n"))
