@@ -159,6 +159,21 @@ def _parser() -> argparse.ArgumentParser:
             help="abstracts the labels name (default seeds)",
         )
 
+    def recipe(command: argparse.ArgumentParser, replaced: str) -> None:
+        """What train runs and evaluate measures, beyond the labels: a pile, the settings."""
+        command.add_argument(
+            "--unlabelled",
+            metavar="PATH",
+            nargs="+",
+            help="abstracts without labels (the pile you will tag) to learn from too, by self-training",
+        )
+        command.add_argument(
+            "--search",
+            action="store_true",
+            help=f"choose the settings anew (by default a retrain keeps the settings {replaced} "
+            "chose, while the labels changed by at most 20%%)",
+        )
+
     predict = commands.add_parser("predict", help="tag every abstract in files, folders or stdin (-)")
     inputs(predict, "abstracts to tag", piped=True)
     model(predict)
@@ -254,20 +269,9 @@ def _parser() -> argparse.ArgumentParser:
         "train", help="train a model from the hand labels (or a labelled file) and save it"
     )
     training_data(train)
-    train.add_argument(
-        "--unlabelled",
-        metavar="PATH",
-        nargs="+",
-        help="abstracts without labels (the pile you will tag) to learn from too, by self-training",
-    )
+    recipe(train, "the model in --model")
     train.add_argument(
         "--model", metavar="DIR", default=DEFAULT_MODEL_DIR, help="where to save (default models)"
-    )
-    train.add_argument(
-        "--search",
-        action="store_true",
-        help="choose the settings anew (by default a retrain keeps the settings the model in --model "
-        "chose, while the labels changed by at most 20%%)",
     )
     train.set_defaults(run=_train)
 
@@ -277,6 +281,7 @@ def _parser() -> argparse.ArgumentParser:
         "with --model and --data: a saved model on a labelled test file",
     )
     training_data(evaluate)
+    recipe(evaluate, f"the model in ./{DEFAULT_MODEL_DIR}")
     evaluate.add_argument(
         "--model",
         metavar="DIR",
@@ -656,16 +661,10 @@ def _training_set(args: argparse.Namespace):
 
 def _train(args: argparse.Namespace) -> int:
     from .evaluate import compare, format_comparison
-    from .model import Model
-    from .training import REUSED, train
+    from .training import train
 
     _refuse_unwritable(args.model)
-    training_set = _training_set(args)
-    try:
-        previous = Model.load(args.model)
-    except TaggerError:
-        previous = None
-    pile = [a.document for a in reading.read_abstracts(args.unlabelled)] if args.unlabelled else None
+    training_set, pile, previous = _recipe(args, args.model)
     reuse = previous.card if previous is not None and not args.search else None
     model = train(training_set, unlabelled=pile, previous=reuse, since=previous.card if previous else None)
     model.save(args.model)
@@ -679,13 +678,7 @@ def _train(args: argparse.Namespace) -> int:
         f"saved to {args.model}",
         file=sys.stderr,
     )
-    chosen = model.card.settings_selection
-    if reuse is not None and chosen is not None and chosen.criterion.startswith(REUSED):
-        print(
-            f"kept the settings the previous model chose ({chosen.criterion.split(';')[0]}); "
-            "--search chooses anew",
-            file=sys.stderr,
-        )
+    _say_if_reused(model.card.settings_selection)
     if args.unlabelled and model.card.unlabelled is None:
         print(
             "note: no unlabelled abstract in --unlabelled (every one is labelled): no self-training",
@@ -713,6 +706,32 @@ def _train(args: argparse.Namespace) -> int:
     if previous is not None and (added := model.card.evaluation.new_labels) is not None:
         print(_new_labels_line(training_set, previous, added), file=sys.stderr)
     return 0
+
+
+def _recipe(args: argparse.Namespace, folder: str):
+    """What train runs and evaluate measures: the labels, the pile (--unlabelled, or None)
+    and the model in ``folder`` that a retrain replaces (None when there is none)."""
+    from .model import Model
+
+    training_set = _training_set(args)
+    pile = [a.document for a in reading.read_abstracts(args.unlabelled)] if args.unlabelled else None
+    try:
+        previous = Model.load(folder)
+    except TaggerError:
+        previous = None
+    return training_set, pile, previous
+
+
+def _say_if_reused(chosen) -> None:
+    """Say so when the settings were kept from the model being replaced."""
+    from .training import REUSED
+
+    if chosen is not None and chosen.criterion.startswith(REUSED):
+        print(
+            f"kept the settings the previous model chose ({chosen.criterion.split(';')[0]}); "
+            "--search chooses anew",
+            file=sys.stderr,
+        )
 
 
 def _new_labels_line(training_set, previous, added) -> str:
@@ -746,14 +765,17 @@ def _refuse_unwritable(folder: str) -> None:
 
 def _evaluate(args: argparse.Namespace) -> int:
     from .evaluate import format_report, require_matplotlib, write_plots
-    from .training import cross_validate
+    from .training import validate
 
     if args.plots:
         require_matplotlib()  # before minutes of work, not after
     if args.model is not None:
         evaluation, review, confidence, correct = _test_model(args)
     else:
-        validation = cross_validate(_training_set(args))
+        training_set, pile, previous = _recipe(args, DEFAULT_MODEL_DIR)
+        reuse = previous.card if previous is not None and not args.search else None
+        _, validation, _ = validate(training_set, unlabelled=pile, previous=reuse)
+        _say_if_reused(validation.selection)
         evaluation, review = validation.evaluation, validation.review
         confidence, correct = validation.confidence, validation.correct
     print(format_report(evaluation, review))

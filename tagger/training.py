@@ -459,7 +459,7 @@ class CrossValidation:
     correct: np.ndarray
     evaluation: Evaluation
     review: Review
-    rows: np.ndarray | None = None  # the labelled abstracts measured, when not all of them
+    rows: np.ndarray | None = None  # the labelled abstracts measured (indices)
 
     @property
     def confidence(self) -> np.ndarray:
@@ -629,9 +629,8 @@ def cross_validate(
         [out_of_fold] = out_of_fold_scores(measured, [settings])
     validation = calibrate(measured, settings, out_of_fold, selection)
     if left_out:
-        evaluation = replace(validation.evaluation, left_out=left_out)
-        validation = replace(validation, evaluation=evaluation, rows=rows)
-    return validation
+        validation = replace(validation, evaluation=replace(validation.evaluation, left_out=left_out))
+    return replace(validation, rows=rows)
 
 
 def _stratified_sample(training_set: TrainingSet, size: int) -> TrainingSet:
@@ -665,6 +664,29 @@ def new_since(training_set: TrainingSet, card: ModelCard | None) -> list[int]:
     ]
 
 
+def validate(
+    training_set: TrainingSet,
+    settings: TrainingSettings | None = None,
+    unlabelled: list[str] | None = None,
+    previous: ModelCard | None = None,
+) -> tuple[TrainingSet, CrossValidation, Unlabelled | None]:
+    """What :func:`train` measures, and nothing else (``tagger evaluate`` reports it): the
+    recipe cross-validated, with the arguments of :func:`train`. Returns the training set
+    (with its pseudo-labels when self-trained), the cross-validation and the self-training's
+    record."""
+    rows, left_out = measurable(training_set)
+    record, selection = None, None
+    if unlabelled:
+        from .selftraining import self_train
+
+        settings, selection, _ = choose_settings(training_set.subset(rows), settings, previous)
+        training_set, record = self_train(training_set, unlabelled, settings)
+    validation = cross_validate(
+        training_set, settings, previous, rows=rows, left_out=left_out, selection=selection
+    )
+    return training_set, validation, record
+
+
 def train(
     training_set: TrainingSet,
     settings: TrainingSettings | None = None,
@@ -681,19 +703,8 @@ def train(
     while the labels changed little (:func:`reusable_settings`). ``since``: the card of the
     model this one replaces, to say how the new model does on the labels new since then
     (:class:`NewLabels` in the card's evaluation)."""
-    rows, left_out = measurable(training_set)
-    record = None
-    if unlabelled:
-        from .selftraining import self_train
-
-        settings, selection, _ = choose_settings(training_set.subset(rows), settings, previous)
-        training_set, record = self_train(training_set, unlabelled, settings)
-    else:
-        selection = None
-    validation = cross_validate(
-        training_set, settings, previous, rows=rows, left_out=left_out, selection=selection
-    )
-    position = {row: k for k, row in enumerate(rows)}
+    training_set, validation, record = validate(training_set, settings, unlabelled, previous)
+    position = {row: k for k, row in enumerate(validation.rows)}
     if new := [position[i] for i in new_since(training_set, since) if i in position]:
         figures = NewLabels(len(new), round(float(validation.correct[new].mean()), 4))
         validation = replace(validation, evaluation=replace(validation.evaluation, new_labels=figures))

@@ -174,3 +174,36 @@ def test_a_model_tested_on_areas_it_does_not_know_or_without_data_is_refused(cap
     )
     status, _, err = run(capsys, "evaluate", "--model", ROOT / "models")
     assert status == 1 and "--model needs --data" in err
+
+
+def _headline(text: str) -> dict[str, str]:
+    """The figures of an evaluate report or a train line: accuracy, macro-F1, ECE, as printed."""
+    import re
+
+    return dict(re.findall(r"(accuracy|macro-F1|ECE)\s+(\d\.\d{3})", text))
+
+
+PILE = (
+    "robot arms grasp cups and plates with tactile feedback",
+    "proteins fold into structures predicted by language models",
+    "a regret bound for bandits with heavy tails",
+    "diffusion models sample images from noise",
+    "policy gradients learn to walk on rough terrain",
+)
+
+
+def test_evaluate_measures_exactly_what_train_reports(capsys, tmp_path, monkeypatch):
+    """One definition of each figure: evaluate cross-validates the recipe train runs, with the
+    same pile (--unlabelled) and the settings the model in ./models chose."""
+    from conftest import copy_project, run
+
+    copy_project(tmp_path, ("labels", "seeds"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pile.txt").write_text("\n\n".join(PILE) + "\n")
+    status, _, trained = run(capsys, "train", "--unlabelled", "pile.txt")
+    assert status == 0, trained
+    status, report, _ = run(capsys, "evaluate", "--unlabelled", "pile.txt")
+    assert status == 0 and "pseudo-labels chosen inside each fold" in report.splitlines()[0]
+    assert _headline(report) == _headline(trained) and len(_headline(trained)) == 3
+    status, without, _ = run(capsys, "evaluate")
+    assert status == 0 and "pseudo-labels" not in without.splitlines()[0]
