@@ -109,7 +109,8 @@ def tag_dataframe(
 ):
     """``frame`` with the prediction columns added (``area``, ``confidence``, ``runner_up``,
     ``runner_up_confidence``, ``needs_review``, each name after ``prefix``), one per row, in
-    order: the same values ``tagger predict`` writes for the same rows in a file (the
+    order: the values ``tagger predict`` writes for the same rows in a file, in full
+    precision (it writes four decimals), as :func:`tagger.predict` gives them (the
     abstracts' and titles' columns matched as it matches them: ``Abstract`` and ``Title`` too,
     a ``title`` column read when there is one). A row without an abstract (missing or
     blank) gets a missing area, NaN confidences and ``needs_review``; no row is dropped. A
@@ -124,7 +125,7 @@ def tag_dataframe(
         )
     model = model or load_model()
     docs, present = documents(frame, column, title_column)
-    table = prediction_table(model.predict_proba(docs), model, review_below)
+    table = prediction_table(model.predict_proba(docs), model, review_below, digits=None)
     columns = {}
     for name in PREDICTION_COLUMNS:
         columns[prefix + name] = np.full(len(frame), MISSING[name], dtype=DTYPES[name])

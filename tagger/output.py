@@ -37,12 +37,15 @@ DIGITS = 4  # probabilities are written rounded to this many decimals
 _PROBABILITY_COLUMNS = ("confidence", "runner_up_confidence")
 
 
-def prediction_table(probabilities: np.ndarray, model: Model, review_below: float | None) -> dict[str, list]:
+def prediction_table(
+    probabilities: np.ndarray, model: Model, review_below: float | None, digits: int | None = DIGITS
+) -> dict[str, list]:
     """The prediction columns of output (see :func:`tagger.prediction.prediction_columns`),
-    probabilities rounded to :data:`DIGITS` decimals, as lists of plain values."""
+    probabilities rounded to ``digits`` decimals (None: in full), as lists of plain values."""
     columns = prediction_columns(probabilities, model.areas, model.threshold(review_below))
     for name in _PROBABILITY_COLUMNS:
-        columns[name] = np.round(columns[name], DIGITS)
+        if digits is not None:
+            columns[name] = np.round(columns[name], digits)
     return {name: columns[name].tolist() for name in PREDICTION_COLUMNS}
 
 

@@ -35,7 +35,16 @@ def test_a_dataframe_is_tagged_like_the_same_rows_in_a_file(capsys, tmp_path):
     rows = list(csv.DictReader(io.StringIO(out)))
     assert status == 0
     assert list(tagged["area"][:3]) == [r["area"] for r in rows]
-    assert list(tagged["confidence"][:3]) == [float(r["confidence"]) for r in rows]
+    assert list(tagged["confidence"][:3].round(4)) == [float(r["confidence"]) for r in rows]
+    # In full precision: what tagger.predict says of the same title and abstract.
+    same = tagger.predict(
+        [
+            tagger.reading.document(a, t if isinstance(t, str) else "")
+            for a, t in zip(FRAME.summary[:3], FRAME.Title)
+        ]
+    )
+    assert list(tagged["confidence"][:3]) == [p.confidence for p in same]
+    assert list(tagged["runner_up_confidence"][:3]) == [p.runner_up_confidence for p in same]
     # A row without an abstract keeps its place: no area, no confidence, needs review.
     assert pd.isna(tagged["area"][3]) and np.isnan(tagged["confidence"][3]) and tagged["needs_review"][3]
 
@@ -106,6 +115,6 @@ def test_a_dataframe_is_tagged_as_the_same_rows_in_a_file(capsys, tmp_path):
     rows = pd.read_csv(io.StringIO(out))
     tagged = tagger.tag_dataframe(frame)  # titles read, columns matched without regard to case
     assert status == 0 and list(tagged["area"]) == list(rows["area"])
-    np.testing.assert_allclose(tagged["confidence"], rows["confidence"])
+    np.testing.assert_array_equal(tagged["confidence"].round(4), rows["confidence"])
     untitled = tagger.tag_dataframe(frame.drop(columns="Title"))
     assert not np.allclose(untitled["confidence"], tagged["confidence"])  # the title counted
