@@ -224,3 +224,27 @@ def test_keeping_a_column_the_file_does_not_have_is_an_error_with_close_matches(
     )
     status, out, _ = run(capsys, "predict", path, "--keep", "DOI")  # (any case)
     assert status == 0 and out.splitlines()[1].endswith(",10.1/x")
+
+
+@pytest.mark.parametrize("name", ["pile.jsonl", "pile.json"])
+def test_keeping_a_field_misspelt_in_json_is_an_error_and_one_no_record_has_is_noted(capsys, tmp_path, name):
+    records = [
+        {"title": "Grasping", "abstract": "Robots grasp cups."},
+        {"title": "Bandits", "abstract": "We prove a regret bound.", "venue": "COLT"},
+    ]
+    path = tmp_path / name
+    text = json.dumps(records) if name.endswith(".json") else "".join(json.dumps(r) + "\n" for r in records)
+    path.write_text(text, encoding="utf-8")
+    status, out, err = run(capsys, "predict", path, "--keep", "tilte")
+    assert (status, out) == (2, "")
+    assert err == (
+        f"tagger: {path}:1: no field 'tilte' to keep (fields: 'title', 'abstract'); did you mean 'title'? "
+        "Name in --keep fields the file has (or --keep all).\n"
+    )
+    # A field some records lack is kept where they have it; one no record has is said.
+    status, out, err = run(capsys, "predict", path, "--keep", "venue,pages")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert (
+        status == 0 and [r["venue"] for r in rows] == ["", "COLT"] and [r["pages"] for r in rows] == ["", ""]
+    )
+    assert f"note: {path}: no record has a field 'pages' (kept empty)\n" in err

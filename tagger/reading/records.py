@@ -177,9 +177,16 @@ def _no_abstract(available: Sequence[str], columns: Columns, what: str) -> str:
 COLUMN_FIX = "Name the {what} that holds the abstracts with --column (and --title-column, --id-column)."
 
 
-def _missing_kept(available: Sequence[str], keep: tuple[str, ...], where: str) -> InputError | None:
+def _missing_kept(
+    available: Sequence[str],
+    keep: tuple[str, ...],
+    where: str,
+    what: str = "column",
+    typos_only: bool = False,
+) -> InputError | None:
     """An error for a ``--keep`` column that a file with a header does not have (with the
-    close matches), rather than a column of nothing in every row."""
+    close matches), rather than a column of nothing in every row. ``typos_only``: only
+    when a close match is there (a JSON record may lack a field others have)."""
     if not keep or keep == KEEP_ALL:
         return None
     names = [str(name) for name in available]
@@ -188,13 +195,45 @@ def _missing_kept(available: Sequence[str], keep: tuple[str, ...], where: str) -
     if not missing:
         return None
     close = difflib.get_close_matches(missing[0].lower(), [n.lower() for n in names], n=3, cutoff=0.6)
+    if typos_only and not close:
+        return None
     hint = f"; did you mean {' or '.join(repr(n) for n in names if n.lower() in close)}?" if close else ""
     listed = ", ".join(repr(name) for name in names[:20]) + (", ..." if len(names) > 20 else "")
     return InputError(
-        f"no column {missing[0]!r} to keep (columns: {listed}){hint}",
+        f"no {what} {missing[0]!r} to keep ({what}s: {listed}){hint}",
         where=where,
-        fix="Name in --keep columns the file has (or --keep all).",
+        fix=f"Name in --keep {what}s the file has (or --keep all).",
     )
+
+
+class _KeptInJson:
+    """``--keep`` for JSON records, which have no header: a name the first record lacks while
+    it has a close one is a typo, and the file is refused as a CSV file would be; a name no
+    record had is noted at the end (a column of nothing)."""
+
+    def __init__(self, source: _Source) -> None:
+        self.source = source
+        self.keep = source.options.columns.keep
+        self.active = bool(self.keep) and self.keep != KEEP_ALL
+        self.first = True
+        self.unseen = {name.lower(): name for name in self.keep} if self.active else {}
+
+    def check(self, value, where: str) -> InputError | None:
+        """The typo in the first record's kept fields, if any; notes which names were seen."""
+        if not self.active or not isinstance(value, dict):
+            return None
+        for key in value:
+            if isinstance(key, str):
+                self.unseen.pop(key.strip().lower(), None)
+        if self.first:
+            self.first = False
+            return _missing_kept(list(value), self.keep, where, what="field", typos_only=True)
+        return None
+
+    def finish(self) -> None:
+        if self.unseen and not self.first:
+            names = ", ".join(repr(name) for name in self.unseen.values())
+            self.source.report.notes.append(f"{self.source.name}: no record has a field {names} (kept empty)")
 
 
 def _read_tsv(source: _Source) -> Iterator[Record | InputError]:
@@ -391,7 +430,30 @@ def _json_record(value, text: str, line: int, where: str, columns: Columns) -> R
     return problem or Record(record, line, where, _kept(value.items(), columns.keep))
 
 
+def _json_records(
+    source: _Source, values: Iterator[tuple[object, str, int, str] | InputError]
+) -> Iterator[Record | InputError]:
+    """The records of a JSON file's values (value, its text, line, where) or errors, with
+    ``--keep`` checked (see :class:`_KeptInJson`)."""
+    kept = _KeptInJson(source)
+    for item in values:
+        if isinstance(item, InputError):
+            yield item
+            continue
+        value, text, line, where = item
+        typo = kept.check(value, where)
+        if typo:  # the whole file is left out
+            yield typo
+            return
+        yield _json_record(value, text, line, where, source.options.columns)
+    kept.finish()
+
+
 def _read_jsonl(source: _Source) -> Iterator[Record | InputError]:
+    return _json_records(source, _jsonl_values(source))
+
+
+def _jsonl_values(source: _Source) -> Iterator[tuple[object, str, int, str] | InputError]:
     for number, line in enumerate(source.lines(), start=1):
         if not line or line.isspace():
             continue
@@ -407,12 +469,16 @@ def _read_jsonl(source: _Source) -> Iterator[Record | InputError]:
                 f"not valid JSON ({_json_error(error)})", where=where, fix="Fix or remove this line."
             )
             continue
-        yield _json_record(value, line, number, where, source.options.columns)
+        yield value, line, number, where
 
 
 def _read_json(source: _Source) -> Iterator[Record | InputError]:
     """A JSON array of objects, read one element at a time: the file is never held whole
     (unless it is all on one line), and each character is scanned a bounded number of times."""
+    return _json_records(source, _json_values(source))
+
+
+def _json_values(source: _Source) -> Iterator[tuple[object, str, int, str] | InputError]:
     decoder = json.JSONDecoder()
     pieces = source.lines(pieces=True)  # lines, and a long line in pieces
     buffer, at, at_line = "", 0, 1  # text read and not yet parsed: buffer[at:], from line at_line
@@ -490,9 +556,7 @@ def _read_json(source: _Source) -> Iterator[Record | InputError]:
             return
         start, text = at_line, buffer[at:end]
         advance(end)
-        yield source.check_text(start, at_line, where) or _json_record(
-            value, text, start, where, source.options.columns
-        )
+        yield source.check_text(start, at_line, where) or (value, text, start, where)
 
 
 def _read_parquet(path: Path, options: _Options, rows: list[int]) -> Iterator[Record | InputError]:
