@@ -267,6 +267,7 @@ def write_plots(
                 j, i, str(n), ha="center", va="center", color="white" if n > counts.max() / 2 else "black"
             )
     figure.colorbar(image, ax=axes, shrink=0.7)
+    figure.get_layout_engine().set(w_pad=0.1, h_pad=0.1)  # inches: nothing touches the edge
     confusion_path = directory / "confusion-matrix.png"
     figure.savefig(confusion_path, dpi=120)
     plt.close(figure)
@@ -290,10 +291,11 @@ def reliability_figure(evaluation, confidence: np.ndarray, correct: np.ndarray):
     axes.bar([b["low"] for b in bins], accuracy, width=1 / CALIBRATION_BINS, align="edge", edgecolor="black",
              alpha=0.7, label="accuracy in bin")  # fmt: skip
     axes.plot([b["confidence"] for b in bins], accuracy, "o", color="black", label="mean confidence in bin")
-    for b in bins:
-        axes.annotate(str(b["count"]), (b["low"] + 0.05, b["accuracy"]), ha="center", va="bottom", fontsize=8)
+    for b in bins:  # each count above its bar, clear of the dot on the bar's top
+        axes.annotate(str(b["count"]), (b["low"] + 0.5 / CALIBRATION_BINS, b["accuracy"]), xytext=(0, 5),
+                      textcoords="offset points", ha="center", va="bottom", fontsize=8)  # fmt: skip
     axes.set_xlim(0, 1)
-    axes.set_ylim(0, 1.05)
+    axes.set_ylim(0, 1.1)
     axes.set_xlabel("confidence")
     axes.set_ylabel("accuracy")
     axes.set_title(f"Reliability ({evaluation.scheme}), ECE {evaluation.ece:.3f}")

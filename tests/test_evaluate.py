@@ -103,6 +103,49 @@ def test_the_reliability_legend_hides_no_bar(shipped):
     plt.close(figure)
 
 
+def test_the_reliability_counts_sit_clear_of_the_dots(shipped):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tagger.evaluate import reliability_figure
+
+    rng = np.random.default_rng(1)
+    confidence = np.concatenate([rng.uniform(0.1, 1.0, 300), [0.35, 0.36]])  # a bin where nothing is right
+    correct = np.concatenate([rng.random(300) < confidence[:300], [False, False]])
+    figure = reliability_figure(shipped.card.evaluation, confidence, correct)
+    figure.canvas.draw()
+    [axes] = figure.axes
+    dots = next(line for line in axes.lines if line.get_marker() == "o")
+    centres = axes.transData.transform(dots.get_xydata())
+    radius = dots.get_markersize() / 72 * figure.dpi / 2
+    counts = [text for text in axes.texts if text.get_text().isdigit()]
+    assert len(counts) == len(centres) >= 8
+    for text in counts:
+        box = text.get_window_extent().padded(radius)
+        assert not any(box.contains(x, y) for x, y in centres), text.get_text()
+    plt.close(figure)
+
+
+def test_the_confusion_matrix_keeps_its_colour_bar_inside_the_picture(tmp_path, shipped):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.image import imread
+
+    from tagger.evaluate import write_plots
+
+    rng = np.random.default_rng(0)
+    confidence = rng.uniform(0.1, 1.0, 50)
+    confusion_path, _ = write_plots(
+        shipped.card.evaluation, confidence, rng.random(50) < confidence, tmp_path
+    )
+    pixels = imread(confusion_path)[..., :3]
+    ink = (pixels < 0.9).any(axis=2)  # anything not white
+    assert not ink[:, -6:].any() and not ink[:, :6].any() and not ink[-6:].any() and not ink[:6].any()
+
+
 TEST_ROWS = [
     ("Robots grasp cups with a two-finger gripper on a mobile manipulator.", "robotics"),
     ("We prove a regret bound for contextual bandits with linear rewards.", "theory"),
