@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import json
 import os
 import signal
@@ -294,19 +295,34 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.set_defaults(run=_evaluate)
 
     init = commands.add_parser(
-        "init", help="make a project here (or in DIR): the default taxonomy, an empty label file"
+        "init", help="make a project here (or in DIR): the default taxonomy and the shipped model's labels"
     )
     init.add_argument("folder", nargs="?", default=".", metavar="DIR", help="where (default: this folder)")
+    init.add_argument(
+        "--empty", action="store_true", help="start with no labels (for a taxonomy of your own)"
+    )
     init.set_defaults(run=_init)
     return parser
 
 
 def _init(args: argparse.Namespace) -> int:
+    from .labelstore import LABELS_FILE
     from .project import NOTE_FILE, init
 
-    made = init(args.folder)
+    made = init(args.folder, empty=args.empty)
     for path in made:
-        print(f"made {path}{'/' if path.is_dir() else ''}", file=sys.stderr)
+        what = ""
+        if path.name == LABELS_FILE:
+            with open(path, newline="", encoding="utf-8") as stream:
+                count = sum(1 for _ in csv.reader(stream)) - 1
+            what = (
+                f": {count} labels the shipped model learnt from (--empty: none)"
+                if count
+                else ": no labels yet"
+            )
+        elif path.is_dir() and not args.empty:
+            what = ": their texts"
+        print(f"made {path}{'/' if path.is_dir() else ''}{what}", file=sys.stderr)
     print(f"see {Path(args.folder) / NOTE_FILE} for what goes where", file=sys.stderr)
     return 0
 

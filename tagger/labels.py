@@ -137,7 +137,7 @@ def load_areas(path: str | Path) -> tuple[Area, ...]:
         raise LabelError(
             "file not found",
             where=str(path),
-            fix="Run 'tagger init' to make a project here (the default taxonomy, an empty label file), "
+            fix="Run 'tagger init' to make a project here (the default taxonomy and labels), "
             "or point --labels at the folder that holds areas.csv.",
         )
     areas: list[Area] = []

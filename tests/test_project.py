@@ -5,9 +5,11 @@ import io
 import json
 import sys
 
+import pytest
 from conftest import LABELS, run
 
-from tagger.labels import load_areas
+from tagger.labels import load_areas, load_training_set
+from tagger.model import load_model
 
 
 def pile(folder):
@@ -21,13 +23,25 @@ def pile(folder):
     return path
 
 
-def test_init_makes_a_project_and_never_overwrites_one(capsys, tmp_path, monkeypatch):
+def test_init_makes_a_project_with_the_shipped_labels(capsys, tmp_path, monkeypatch, training_set):
     monkeypatch.chdir(tmp_path)
     status, _, err = run(capsys, "init")
+    assert status == 0 and "made labels/labels.csv: 363 labels the shipped model learnt from" in err
+    assert load_areas(tmp_path / "labels" / "areas.csv") == load_areas(LABELS / "areas.csv")
+    mine = load_training_set(tmp_path / "labels", [tmp_path / "seeds"])
+    assert mine.label_digests() == training_set.label_digests()  # the same labels, on the same texts
+    assert "yours add to them" in (tmp_path / "TAGGER.txt").read_text()
+
+
+def test_init_empty_makes_a_project_without_labels_and_never_overwrites_one(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    status, _, err = run(capsys, "init", "--empty")
     assert status == 0 and "made labels/areas.csv" in err and "TAGGER.txt" in err
     assert load_areas(tmp_path / "labels" / "areas.csv") == load_areas(LABELS / "areas.csv")
     assert (tmp_path / "labels" / "labels.csv").read_text() == "abstract_id,area,title\n"
-    assert (tmp_path / "seeds").is_dir() and "tagger label" in (tmp_path / "TAGGER.txt").read_text()
+    assert (
+        list((tmp_path / "seeds").iterdir()) == [] and "tagger label" in (tmp_path / "TAGGER.txt").read_text()
+    )
     before = (tmp_path / "labels" / "labels.csv").read_bytes()
     status, _, err = run(capsys, "init")
     assert status == 1 and "exists already: this folder is a project" in err
@@ -42,13 +56,13 @@ def test_outside_a_project_the_error_says_how_to_make_one(capsys, tmp_path, monk
     assert (status, out) == (2, "")
     assert err == (
         "tagger: labels/areas.csv: file not found. Run 'tagger init' to make a project here (the default "
-        "taxonomy, an empty label file), or point --labels at the folder that holds areas.csv.\n"
+        "taxonomy and labels), or point --labels at the folder that holds areas.csv.\n"
     )
 
 
 def test_a_new_project_labels_trains_and_tags(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert run(capsys, "init")[0] == 0
+    assert run(capsys, "init", "--empty")[0] == 0
     status, _, err = run(capsys, "train")  # nothing labelled yet: said, not a crash
     assert status == 2 and err.startswith("tagger: labels: no hand labels yet. Label some abstracts first")
     papers = pile(tmp_path)
@@ -67,3 +81,16 @@ def test_a_new_project_labels_trains_and_tags(capsys, tmp_path, monkeypatch):
     ]
     assert status == 0 and [r["id"] for r in rows] == ["p0", "p1", "p2"]
     assert "model: models/ of this folder" in err and "on 3 labelled abstracts of labels" in err
+
+
+@pytest.mark.slow  # trains on the shipped labels and three more
+def test_a_retrain_in_a_new_project_builds_on_the_shipped_labels(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "init")[0] == 0
+    papers = pile(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("robotics\ntheory\ngenerative\n"))
+    assert run(capsys, "label", papers, "--n", "3")[0] == 0
+    status, _, err = run(capsys, "train")
+    assert status == 0 and "trained on 366 labelled abstracts" in err
+    model = load_model(tmp_path / "models")
+    assert model.card.evaluation.accuracy > 0.6  # what the shipped labels teach, kept
