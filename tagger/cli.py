@@ -561,6 +561,7 @@ def _explain(args: argparse.Namespace) -> int:
         )
         for term, push in terms:
             print(f"    {push:+.3f}  {term}")
+    print(_which_model(args.model, model), file=sys.stderr)
     return 0
 
 
@@ -599,7 +600,8 @@ def _queue(args: argparse.Namespace, model, store, report: reading.ReadReport):
 
 def _suggest(args: argparse.Namespace) -> int:
     report = reading.ReadReport()
-    queue = _queue(args, _load_model(args.model), _store(args), report)
+    model = _load_model(args.model)
+    queue = _queue(args, model, _store(args), report)
     if not queue:
         print("nothing to suggest: every abstract given is labelled already", file=sys.stderr)
     for rank, item in enumerate(queue, start=1):
@@ -609,6 +611,7 @@ def _suggest(args: argparse.Namespace) -> int:
         guesses = ", ".join(f"{slug} {p:.2f}" for slug, p in item.guesses())
         snippet = " ".join(item.abstract.text.split()[:14])
         print(f"{rank:3d}  {item.abstract.id}  margin {item.margin:.2f}  {guesses}  | {snippet}")
+    print(_which_model(args.model, model), file=sys.stderr)
     return _report_reading(report)
 
 
@@ -657,6 +660,7 @@ def _label(args: argparse.Namespace) -> int:
     if not queue:
         print("nothing to label: every abstract given is labelled already", file=sys.stderr)
         return status
+    print(_which_model(args.model, model), file=sys.stderr)
     print(f"{len(queue)} abstract(s) to label, most useful first. Answers are saved at once.", flush=True)
     result = label_session(queue, areas, save, ask, say, unsave=store.undo)
     print(

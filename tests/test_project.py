@@ -94,3 +94,16 @@ def test_a_retrain_in_a_new_project_builds_on_the_shipped_labels(capsys, tmp_pat
     assert status == 0 and "trained on 366 labelled abstracts" in err
     model = load_model(tmp_path / "models")
     assert model.card.evaluation.accuracy > 0.6  # what the shipped labels teach, kept
+
+
+def test_every_command_that_uses_a_model_says_which(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    papers = pile(tmp_path)
+    shipped = "model: the shipped model, trained "
+    for command in (["explain", papers], ["explain", "--text", "Robots grasp cups."], ["suggest", papers]):
+        status, _, err = run(capsys, *command)
+        assert status == 0 and err.splitlines()[-1].startswith(shipped), command
+    assert run(capsys, "init")[0] == 0
+    monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
+    status, _, err = run(capsys, "label", papers)
+    assert status == 0 and err.startswith(shipped)
