@@ -549,16 +549,17 @@ def reusable_settings(
 
 def choose_settings(
     training_set: TrainingSet, settings: TrainingSettings | None = None, previous: ModelCard | None = None
-) -> tuple[TrainingSettings, SettingsSelection | None, OutOfFold | None]:
+) -> tuple[TrainingSettings, SettingsSelection | None]:
     """The settings to train with: ``settings``; without them, those of the ``previous``
     model's search when the labels changed little (:func:`reusable_settings`); else the
     defaults, or the best of :data:`SELECTION_GRID` from :data:`SELECT_FROM` labelled
-    abstracts on (with how they were chosen, and their out-of-fold scores when the search
-    used every labelled abstract)."""
+    abstracts on (with how they were chosen). The search's own out-of-fold scores are not
+    the figures: its fits start from one another (warm starts), and the figures are those of
+    the chosen settings cross-validated afresh, as ``tagger evaluate`` computes them."""
     if settings is not None:
-        return settings, None, None
+        return settings, None
     if (reused := reusable_settings(training_set, previous)) is not None:
-        return *reused, None
+        return reused
     sample = _stratified_sample(training_set, SELECTION_SAMPLE)
     grid: dict[str, tuple] = {}
     if len(training_set.labels) >= SELECT_FROM:
@@ -566,9 +567,9 @@ def choose_settings(
     if training_set.use_descriptions and len(training_set.labels) >= WEIGHT_FROM:
         grid.update(WEIGHT_GRID)
     if not grid:
-        return TrainingSettings(), None, None
-    chosen, selection, out_of_fold = select_settings(sample, TrainingSettings(), grid)
-    return chosen, selection, out_of_fold if sample is training_set else None
+        return TrainingSettings(), None
+    chosen, selection, _ = select_settings(sample, TrainingSettings(), grid)
+    return chosen, selection
 
 
 def measurable(training_set: TrainingSet) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -623,10 +624,9 @@ def cross_validate(
     if rows is None:
         rows, left_out = measurable(training_set)
     measured = training_set.subset(rows) if left_out else training_set
-    settings, chosen, out_of_fold = choose_settings(measured, settings, previous)
+    settings, chosen = choose_settings(measured, settings, previous)
     selection = chosen or selection
-    if out_of_fold is None:
-        [out_of_fold] = out_of_fold_scores(measured, [settings])
+    [out_of_fold] = out_of_fold_scores(measured, [settings])
     validation = calibrate(measured, settings, out_of_fold, selection)
     if left_out:
         validation = replace(validation, evaluation=replace(validation.evaluation, left_out=left_out))
@@ -679,7 +679,7 @@ def validate(
     if unlabelled:
         from .selftraining import self_train
 
-        settings, selection, _ = choose_settings(training_set.subset(rows), settings, previous)
+        settings, selection = choose_settings(training_set.subset(rows), settings, previous)
         training_set, record = self_train(training_set, unlabelled, settings)
     validation = cross_validate(
         training_set, settings, previous, rows=rows, left_out=left_out, selection=selection
