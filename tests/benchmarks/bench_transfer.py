@@ -81,7 +81,7 @@ def record(docs: list[str], truth: list[str], n_areas: int) -> None:
         truth,
         data=f"{len(docs)} ICML 2015-16 and NeurIPS 2016 abstracts (development data, not shipped), "
         f"areas from tests/benchmarks/dev-area-mapping.json ({n_areas} areas)",
-        command="python tests/benchmarks/bench_transfer.py ../shared/bench/conference-abstracts-dev.jsonl --record",
+        command="python tests/benchmarks/bench_transfer.py CONFERENCE.jsonl --record (CONFERENCE.jsonl: that development file)",
     )
     shipped.with_card(held_out=(evaluation,)).save(ROOT / "models")
     print(f"recorded in {ROOT / 'models' / 'model.json'}: {evaluation}")
