@@ -680,14 +680,14 @@ def _training_set(args: argparse.Namespace):
 
 
 def _train(args: argparse.Namespace) -> int:
-    from .evaluate import compare, format_comparison
-    from .training import train
+    from .evaluate import format_comparison
+    from .retraining import retrain
 
     _refuse_unwritable(args.model)
-    training_set, pile, previous = _recipe(args, args.model)
-    reuse = previous.card if previous is not None and not args.search else None
-    model = train(training_set, unlabelled=pile, previous=reuse, since=previous.card if previous else None)
-    model.save(args.model)
+    training_set, pile, _ = _recipe(args, None)
+    texts = [] if args.data else [a.document for a in reading.read_abstracts(args.abstracts)]
+    done = retrain(training_set, args.model, texts, unlabelled=pile, search=args.search)
+    model = done.model
     figures, labelled = model.card.evaluation, model.card.training_data.labelled_abstracts
     measured = (
         f" ({figures.labelled_abstracts} cross-validated)" if figures.labelled_abstracts != labelled else ""
@@ -711,35 +711,26 @@ def _train(args: argparse.Namespace) -> int:
             f"pseudo-labelled in {pile_record.rounds} round(s) (never written to the labels)",
             file=sys.stderr,
         )
-    texts = [] if args.data else [a.document for a in reading.read_abstracts(args.abstracts)]
-    old_areas = (
-        [p.area for p in previous.predict(texts)] if previous and previous.areas == model.areas else []
-    )
-    comparison = compare(
-        previous.card.evaluation if previous else None,
-        model.card.evaluation,
-        old_areas,
-        [p.area for p in model.predict(texts)],
-    )
-    if previous is not None:
-        print(format_comparison(comparison), file=sys.stderr)
-    if previous is not None and (added := model.card.evaluation.new_labels) is not None:
-        print(_new_labels_line(training_set, previous, added), file=sys.stderr)
+    if done.previous is not None:
+        print(format_comparison(done.comparison), file=sys.stderr)
+    if (added := done.new_labels) is not None:
+        print(
+            f"on the {added.labelled} label(s) new since the previous model: it tagged "
+            f"{added.previous_right} ({added.previous_right / added.labelled:.0%}) right; the new model, "
+            f"cross-validated, {added.accuracy:.0%}",
+            file=sys.stderr,
+        )
     return 0
 
 
-def _recipe(args: argparse.Namespace, folder: str):
+def _recipe(args: argparse.Namespace, folder: str | None):
     """What train runs and evaluate measures: the labels, the pile (--unlabelled, or None)
     and the model in ``folder`` that a retrain replaces (None when there is none)."""
-    from .model import Model
+    from .retraining import previous_model
 
     training_set = _training_set(args)
     pile = [a.document for a in reading.read_abstracts(args.unlabelled)] if args.unlabelled else None
-    try:
-        previous = Model.load(folder)
-    except TaggerError:
-        previous = None
-    return training_set, pile, previous
+    return training_set, pile, previous_model(folder) if folder else None
 
 
 def _say_if_reused(chosen) -> None:
@@ -752,21 +743,6 @@ def _say_if_reused(chosen) -> None:
             "--search chooses anew",
             file=sys.stderr,
         )
-
-
-def _new_labels_line(training_set, previous, added) -> str:
-    """How the previous model and the new one do on the labels new since the previous one."""
-    from .training import new_since
-
-    new = new_since(training_set, previous.card)
-    right = [
-        p.area == training_set.labels[i]
-        for p, i in zip(previous.predict([training_set.texts[i] for i in new]), new)
-    ]
-    return (
-        f"on the {added.labelled} label(s) new since the previous model: it tagged {sum(right)} "
-        f"({sum(right) / len(right):.0%}) right; the new model, cross-validated, {added.accuracy:.0%}"
-    )
 
 
 def _refuse_unwritable(folder: str) -> None:

@@ -179,6 +179,66 @@ class SessionResult:
     quit: bool = False
 
 
+class Session:
+    """Where a labelling session is in its queue, and what it answered: the one bookkeeping
+    of the terminal labeller (:func:`label_session`) and the labelling page
+    (:mod:`tagger.web`). ``save(abstract, area)`` is called at once with every answer and
+    returns a receipt; ``unsave(receipt)`` takes the answer back (see
+    :meth:`tagger.labelstore.ProjectLabels.undo`) and returns whether it could."""
+
+    def __init__(
+        self,
+        queue: list[Suggestion],
+        save: Callable[[Abstract, str], Any],
+        unsave: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self.queue = queue
+        self.save = save
+        self.unsave = unsave
+        self.index = 0
+        self.result = SessionResult()
+        self.answered: list[tuple[int, Any, str]] = []  # (queue index, receipt, area), in order
+
+    @property
+    def current(self) -> Suggestion | None:
+        return self.queue[self.index] if self.index < len(self.queue) else None
+
+    @property
+    def can_undo(self) -> bool:
+        return bool(self.answered) and self.unsave is not None
+
+    def answer(self, area: str) -> Suggestion:
+        """Label the current abstract ``area`` (saved at once) and move on; returns it."""
+        item = self._item()
+        receipt = self.save(item.abstract, area)
+        self.result.labelled.append((item.abstract.id, area))
+        self.answered.append((self.index, receipt, area))
+        self.index += 1
+        return item
+
+    def skip(self) -> Suggestion:
+        item = self._item()
+        self.result.skipped += 1
+        self.index += 1
+        return item
+
+    def undo(self) -> tuple[bool, str, str] | None:
+        """Take the last answer back and go back to its abstract: (undone, its id, its area);
+        None when there is nothing to undo. Not undone when someone else changed that label
+        since."""
+        if not self.can_undo:
+            return None
+        self.index, receipt, area = self.answered.pop()
+        abstract_id_, _ = self.result.labelled.pop()
+        return self.unsave(receipt) is not False, abstract_id_, area
+
+    def _item(self) -> Suggestion:
+        item = self.current
+        if item is None:
+            raise IndexError("the queue is done")
+        return item
+
+
 HELP = (
     "  {keys}: accept that guess · a slug (or its start): that area · a: list all areas · s: skip · "
     "u: undo the last answer · q: quit"
@@ -196,22 +256,18 @@ def label_session(
 ) -> SessionResult:
     """Show each abstract in ``queue`` with its numbered guesses and ask for its area;
     ``save`` is called at once with every answer, and ``unsave`` with what ``save`` returned
-    for an answer undone (``u``: the session goes back to it; see
-    :meth:`tagger.labelstore.ProjectLabels.undo`), which returns whether it was undone.
+    for an answer undone (``u``: the session goes back to it; see :class:`Session`).
     ``ask`` returns the answer typed (raising EOFError at the end of input, which ends the
     session like ``q``). Each abstract is shown with its file and its position there, as
     ``tagger predict`` numbers it."""
-    result = SessionResult()
+    session = Session(queue, save, unsave)
     slugs = [area.slug for area in areas]
-    answered: list[tuple[int, Any]] = []  # (queue index, what save returned), in order (for undo)
-    index = 0
-    while index < len(queue):
-        item = queue[index]
+    while (item := session.current) is not None:
         guesses = item.guesses()
         abstract = item.abstract
         say("")
         where = f"{abstract.source} #{abstract.position} (line {abstract.line})"
-        say(f"[{index + 1}/{len(queue)}] {where}  id {abstract.id}")
+        say(f"[{session.index + 1}/{len(queue)}] {where}  id {abstract.id}")
         if abstract.title:
             say(textwrap.fill(abstract.title, width))
         say(textwrap.fill(abstract.text, width))
@@ -223,25 +279,24 @@ def label_session(
             try:
                 answer = ask("area? ").strip()
             except EOFError:
-                result.quit = True
-                return result
+                answer = "q"
             if answer == "q":
-                result.quit = True
-                return result
+                session.result.quit = True
+                return session.result
             if answer == "s":
-                result.skipped += 1
-                index += 1
+                session.skip()
                 break
             if answer == "u":
-                if not answered or unsave is None:
+                undone = session.undo()
+                if undone is None:
                     say("  nothing to undo")
                     continue
-                index, receipt = answered.pop()
-                undone = result.labelled.pop()
-                if unsave(receipt) is False:
-                    say(f"  not undone: the label of {undone[0]} was changed by someone else since")
-                else:
-                    say(f"  undone: {undone[1]} for {undone[0]}")
+                ok, which, area = undone
+                say(
+                    f"  undone: {area} for {which}"
+                    if ok
+                    else f"  not undone: the label of {which} was changed by someone else since"
+                )
                 break
             if answer == "a":
                 say("  " + "  ".join(f"{area.slug} ({area.name})" for area in areas))
@@ -252,13 +307,10 @@ def label_session(
                     say(f"  not understood: {answer!r}")
                 say(HELP.format(keys=keys))
                 continue
-            receipt = save(abstract, choice)
-            result.labelled.append((abstract.id, choice))
-            answered.append((index, receipt))
+            session.answer(choice)
             say(f"  labelled {choice}")
-            index += 1
             break
-    return result
+    return session.result
 
 
 def _choice(answer: str, guesses: list[tuple[str, float]], slugs: list[str]) -> str | None:
