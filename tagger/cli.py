@@ -264,7 +264,40 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="review labelled abstracts instead, those whose labels the model doubts most first",
     )
+    label.add_argument(
+        "--web",
+        action="store_true",
+        help="label in a web page served on this machine only (127.0.0.1), with a retrain button",
+    )
+    label.add_argument(
+        "--port",
+        type=_checked("--port", low=0, high=65535, integer=True),
+        default=0,
+        help="with --web: the port (default: a free one)",
+    )
     label.set_defaults(run=_label)
+
+    report = commands.add_parser(
+        "report", help="an overview of a tagged file as one HTML page (areas, confidence, what to look at)"
+    )
+    report.add_argument("tags", metavar="TAGS", help="the output of tagger predict (.csv, .jsonl, .parquet)")
+    report.add_argument(
+        "-o", "--output", metavar="FILE", default="report.html", help="where (default report.html)"
+    )
+    model(report)
+    labels(report)
+    report.add_argument(
+        "--abstracts",
+        metavar="DIR",
+        default="seeds",
+        help="where labelled abstracts are kept (default seeds)",
+    )
+    report.add_argument(
+        "--label-column",
+        metavar="NAME",
+        help="a column of TAGS (kept with predict --keep) holding each abstract's hand label",
+    )
+    report.set_defaults(run=_report)
 
     train = commands.add_parser(
         "train", help="train a model from the hand labels (or a labelled file) and save it"
@@ -588,11 +621,14 @@ def _labelled_columns(args: argparse.Namespace) -> reading.Columns:
     return reading.Columns(abstract=args.column, title=args.title_column, area=args.label_column)
 
 
-def _queue(args: argparse.Namespace, model, store, report: reading.ReadReport):
+def _queue(args: argparse.Namespace, model, store, report: reading.ReadReport, abstracts=None):
+    """The abstracts to label (or review), most useful first; ``abstracts``: the pile, read
+    already (else read from the paths given)."""
     from .labelling import relabel_queue, suggest
 
     current = store.current()
-    abstracts = reading.read_abstracts(args.paths, **_read_options(args, report))
+    if abstracts is None:
+        abstracts = reading.read_abstracts(args.paths, **_read_options(args, report))
     if getattr(args, "relabel", False):
         return relabel_queue(abstracts, model, current, args.n)
     return suggest(abstracts, model, args.n, exclude=set(current))
@@ -636,6 +672,8 @@ def _label(args: argparse.Namespace) -> int:
                 fix="Retrain with 'tagger train', or give your own labelled file with --data.",
             )
     report = reading.ReadReport()
+    if args.web:
+        return _label_on_the_web(args, model, store, areas, report)
     queue = _queue(args, model, store, report)
     status = _report_reading(report)
 
@@ -669,6 +707,77 @@ def _label(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return status
+
+
+def _label_on_the_web(args: argparse.Namespace, model, store, areas, report: reading.ReadReport) -> int:
+    """label --web: the same queue and store, answered in a page (see :mod:`tagger.web`)."""
+    from .web import labelling_app, serve
+
+    pile = list(reading.read_abstracts(args.paths, **_read_options(args, report)))
+    status = _report_reading(report)
+    queue = _queue(args, model, store, report, abstracts=pile)
+    app = labelling_app(
+        queue, areas, model, store, pile, ", ".join(args.paths), args.model or DEFAULT_MODEL_DIR,
+        lambda: _labelling_training_set(args),
+    )  # fmt: skip
+    print(_which_model(args.model, model), file=sys.stderr)
+    print(
+        f"{len(queue)} abstract(s) to label, most useful first. Answers are saved at once.", file=sys.stderr
+    )
+
+    def started(address: str) -> None:
+        print(f"labelling page: {address}", flush=True)
+        print(
+            "(this machine only; Ctrl-C stops it, every answer is saved already)", file=sys.stderr, flush=True
+        )
+
+    try:
+        serve(app, args.port, on_start=started)
+    except KeyboardInterrupt:
+        pass
+    except OSError as error:
+        raise UsageError(
+            f"cannot serve the page on port {args.port} ({error.strerror or error})",
+            fix="Give another --port, or leave it out for a free one.",
+        ) from None
+    result = app.session.result
+    print(
+        f"labelled {len(result.labelled)}, skipped {result.skipped}; saved to {store.where}. "
+        "Retrain with 'tagger train'.",
+        file=sys.stderr,
+    )
+    return status
+
+
+def _labelling_training_set(args: argparse.Namespace):
+    """The labels a labelling session writes to, as a training set."""
+    from .labels import load_training_set, read_labelled_file
+
+    if args.data:
+        return read_labelled_file(args.data, _labelled_columns(args))
+    return load_training_set(args.labels, [args.abstracts])
+
+
+def _report(args: argparse.Namespace) -> int:
+    from .atomic import atomic_write
+    from .labelstore import ProjectLabels
+    from .report import build, read_tags
+
+    model = _load_model(args.model)
+    labels = {}
+    if args.label_column is None and (Path(args.labels) / "labels.csv").is_file():
+        labels = ProjectLabels(args.labels, args.abstracts).current()
+    rows = read_tags(args.tags, labels, args.label_column)
+    output = Path(args.output)
+    if output.resolve() == Path(args.tags).resolve():
+        raise UsageError(
+            "the report would overwrite the tags it reads", where=args.output, fix="Give another -o."
+        )
+    with atomic_write(output) as stream:
+        stream.write(build(rows, model, f"tagger report: {Path(args.tags).name}"))
+    print(f"wrote {output}: {len(rows)} abstracts", file=sys.stderr)
+    print(_which_model(args.model, model), file=sys.stderr)
+    return 0
 
 
 def _training_set(args: argparse.Namespace):

@@ -318,13 +318,16 @@ def compare(
     return {"before": before, "after": after, "changed": changed, "compared": len(new_areas)}
 
 
+def figure_text(value) -> str:
+    """A figure as shown: three decimals, a count as it is, ``-`` for none."""
+    return "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
 def format_comparison(comparison: dict) -> str:
     rows = [f"{'':20s}{'before':>10s}{'after':>10s}"]
     for figure in FIGURES:
-        before, after = comparison["before"][figure], comparison["after"][figure]
-        cell = "-" if before is None else f"{before:.3f}" if isinstance(before, float) else str(before)
-        value = f"{after:.3f}" if isinstance(after, float) else str(after)
-        rows.append(f"{figure.replace('_', '-'):20s}{cell:>10s}{value:>10s}")
+        before, after = (figure_text(comparison[when][figure]) for when in ("before", "after"))
+        rows.append(f"{figure.replace('_', '-'):20s}{before:>10s}{after:>10s}")
     if comparison["changed"] is not None:
         rows.append(f"{comparison['changed']} of {comparison['compared']} abstracts changed area")
     return "\n".join(rows)

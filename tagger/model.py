@@ -166,6 +166,23 @@ class Model:
             )
         return float(np.mean([p.area == area for p, area in zip(self.predict(texts), areas)]))
 
+    def area_terms(self, n: int = 12) -> dict[str, tuple[str, ...]]:
+        """Each area's ``n`` terms of most weight toward it (its weight less the mean weight
+        over areas, as :meth:`_top_terms` weighs them, without a text's TF-IDF)."""
+        centred = self._coef_by_feature - self._coef_by_feature.mean(axis=1, keepdims=True)
+        return {
+            area: tuple(self.vocabulary[i] for i in np.argsort(-centred[:, k], kind="stable")[:n])
+            for k, area in enumerate(self.areas)
+        }
+
+    def terms_toward(self, text: str, k: int = 2, n: int = 8) -> dict[str, tuple[tuple[str, float], ...]]:
+        """The terms of ``text`` that push it toward each of its ``k`` most likely areas, ``n``
+        at most each, by area (for the first area, what ``predict(explain=True)`` gives)."""
+        matrix, evidence = self.features.transform_with_evidence(_as_texts([text]))
+        probabilities = self._calibrated(matrix, evidence)[0]
+        top = np.argsort(-probabilities, kind="stable")[:k]
+        return {self.areas[area]: self._top_terms(matrix, np.array([area]), n)[0] for area in top}
+
     def _top_terms(self, matrix, areas: np.ndarray, n: int = 10) -> list[tuple[tuple[str, float], ...]]:
         """Per text, the terms with the largest push toward its area: TF-IDF value times the
         area's weight minus the mean weight over areas (the softmax ignores what all areas

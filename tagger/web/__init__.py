@@ -1,0 +1,431 @@
+"""The labelling page (``tagger label PILE --web``): one page served on 127.0.0.1 over the same
+queue, label store and locks as the terminal labeller (:class:`tagger.labelling.Session`,
+:mod:`tagger.labelstore`). Every answer is written at once, as in the terminal.
+
+Safe by construction:
+
+- the server binds 127.0.0.1 only, and answers a request only when its ``Host`` is this
+  server's own address (a page elsewhere cannot reach it by a name that resolves here);
+- every request carries the session's random token: the page's address holds it
+  (``?token=``), and the page sends it back in a header on every call, which a page of
+  another origin cannot do without a preflight this server never answers; a POST from
+  another origin is refused as well;
+- no file path comes from a request: the abstracts, the label files and the report are the
+  session's own; the page puts every text on screen as text (``textContent``), never as
+  markup, and its Content-Security-Policy allows its own script and style only.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import secrets
+import threading
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from ..labelling import Session, Suggestion
+from ..labels import Area
+from ..model import Model
+
+HOST = "127.0.0.1"
+TOKEN_HEADER = "X-Tagger-Token"
+HIGHLIGHT_AREAS = 2  # the model's top areas whose terms are highlighted
+HIGHLIGHT_TERMS = 8  # terms per area
+# The keys of the area buttons, in order; s, u and r are skip, undo and retrain.
+AREA_KEYS = "1234567890abcdefghijklmnopqtvwxyz"
+MAX_BODY = 4096  # bytes of a request body (an answer is a few dozen)
+
+
+def _asset(name: str) -> str:
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+def _sha256(text: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+
+
+@dataclass
+class Retraining:
+    """The state of the retrain started from the page."""
+
+    state: str = "idle"  # idle, running, done, failed
+    result: dict | None = None
+    error: str = ""
+
+
+@dataclass
+class LabellingApp:
+    """What the page shows and changes: the session over the queue, the areas, the model that
+    guesses, and the retrain. ``retrain()`` (from the command line) trains on the labels as
+    they are now, saves the model and returns what changed (plain data); ``report()`` returns
+    the overview of the pile as one HTML page. Every method is called under one lock."""
+
+    session: Session
+    areas: tuple[Area, ...]
+    model: Model
+    source: str
+    retrain: Callable[[], tuple[Model, dict]] | None = None
+    report: Callable[[Model], str] | None = None
+    retraining: Retraining = field(default_factory=Retraining)
+    last: dict | None = None  # the answer just given, with the model's guess
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def keys(self) -> dict[str, str]:
+        return {area.slug: key for area, key in zip(self.areas, AREA_KEYS)}
+
+    def state(self) -> dict:
+        session = self.session
+        item = session.current
+        keys = self.keys()
+        return {
+            "source": self.source,
+            "areas": [{"slug": a.slug, "name": a.name, "key": keys.get(a.slug, "")} for a in self.areas],
+            "total": len(session.queue),
+            "position": session.index,
+            "answered": len(session.result.labelled),
+            "skipped": session.result.skipped,
+            "can_undo": session.can_undo,
+            "last": self.last,
+            "item": None if item is None else self._item(item),
+            "retrain": {
+                "available": self.retrain is not None,
+                "state": self.retraining.state,
+                "result": self.retraining.result,
+                "error": self.retraining.error,
+            },
+            "report": self.report is not None,
+        }
+
+    def _item(self, item: Suggestion) -> dict:
+        abstract = item.abstract
+        terms = self.model.terms_toward(abstract.document, HIGHLIGHT_AREAS, HIGHLIGHT_TERMS)
+        order = sorted(terms)  # by name: the page does not say which area the model prefers
+        return {
+            "id": abstract.id,
+            "source": abstract.source,
+            "position": abstract.position,
+            "title": abstract.title,
+            "text": abstract.text,
+            "title_marks": highlights(abstract.title, terms, order),
+            "text_marks": highlights(abstract.text, terms, order),
+            "highlighted": order,
+            "current": item.current,
+        }
+
+    def answer(self, area: str | None) -> None:
+        """Label the current abstract ``area`` (None: skip)."""
+        if self.session.current is None:
+            raise PageError("every abstract of the queue is answered")
+        if area is None:
+            item = self.session.skip()
+            self.last = {"id": item.abstract.id, "answer": None, **self._guess(item)}
+            return
+        if area not in {a.slug for a in self.areas}:
+            raise PageError(f"unknown area {area!r}")
+        item = self.session.answer(area)
+        self.last = {"id": item.abstract.id, "answer": area, **self._guess(item)}
+
+    def _guess(self, item: Suggestion) -> dict:
+        prediction = self.model.predict(item.abstract.document)
+        return {"guess": prediction.area, "confidence": round(prediction.confidence, 4)}
+
+    def undo(self) -> None:
+        undone = self.session.undo()
+        if undone is None:
+            raise PageError("nothing to undo")
+        ok, which, area = undone
+        self.last = {"undone": ok, "id": which, "answer": area}
+
+    def start_retrain(self) -> None:
+        if self.retrain is None:
+            raise PageError("retraining is not available here")
+        if self.retraining.state == "running":
+            return
+        self.retraining = Retraining("running")
+        threading.Thread(target=self._retrain, daemon=True).start()
+
+    def _retrain(self) -> None:
+        try:
+            model, result = self.retrain()
+        except Exception as error:  # shown on the page; the labels are untouched either way
+            with self.lock:
+                self.retraining = Retraining("failed", error=str(error))
+            return
+        with self.lock:
+            self.model = model
+            self.retraining = Retraining("done", result)
+
+
+# The retrain and the report of the labelling page look at the first this many abstracts of
+# the pile (how many changed area; the overview).
+PILE_COMPARED = 20_000
+
+
+def labelling_app(
+    queue: list[Suggestion],
+    areas: tuple[Area, ...],
+    model: Model,
+    store,
+    pile: list,
+    source: str,
+    folder: str,
+    training_set: Callable[[], Any],
+) -> LabellingApp:
+    """The app of ``tagger label --web``: the session over ``queue``, answers saved in
+    ``store`` (:mod:`tagger.labelstore`), a retrain on ``training_set()`` saved into
+    ``folder``, and the report of the pile (:class:`tagger.reading.Abstract`)."""
+    from ..evaluate import figure_text
+    from ..report import build, rows_of
+    from ..retraining import retrain
+
+    sample = pile[:PILE_COMPARED]
+
+    def retrain_now() -> tuple[Model, dict]:
+        done = retrain(training_set(), folder, [a.document for a in sample])
+        compared = done.comparison
+        figures = [
+            {"figure": name.replace("_", "-"), "before": figure_text(compared["before"][name]),
+             "after": figure_text(compared["after"][name])}
+            for name in compared["after"]
+        ]  # fmt: skip
+        moved = (
+            f"{compared['changed']} of {compared['compared']} abstracts of the pile changed area"
+            if compared["changed"] is not None
+            else "no model in the folder before this one to compare with"
+        )
+        labelled = done.model.card.training_data.labelled_abstracts
+        return done.model, {"labelled": labelled, "saved": str(folder), "figures": figures, "moved": moved}
+
+    def overview(current: Model) -> str:
+        predictions = current.predict([a.document for a in sample])
+        return build(rows_of(sample, predictions, store.current()), current, f"tagger report: {source}")
+
+    return LabellingApp(Session(queue, store.add, store.undo), areas, model, source, retrain_now, overview)
+
+
+class PageError(Exception):
+    """A request the page should not have made (shown to it, status 409)."""
+
+
+def highlights(text: str, terms: dict[str, tuple[tuple[str, float], ...]], order: list[str]) -> list[list]:
+    """``text`` cut into runs, each ``[start, end, k]``: the run's character offsets and the
+    index in ``order`` of the area its words push toward most (the terms are words and word
+    pairs, as the model reads them, matched without regard to case). Runs without such a word
+    are not listed; the page shows the rest of the text as it is."""
+    if not text:
+        return []
+    best: dict[str, tuple[float, int]] = {}
+    for k, area in enumerate(order):
+        for term, push in terms[area]:
+            if push > best.get(term, (0.0, 0))[0]:
+                best[term] = (push, k)
+    words = [
+        (m.start(), m.end(), unicodedata.normalize("NFKC", m.group()).lower())
+        for m in re.finditer(r"\w+", text)
+    ]
+    marks: list[tuple[float, int] | None] = [best.get(word) for _, _, word in words]
+    for i in range(len(words) - 1):
+        pair = best.get(f"{words[i][2]} {words[i + 1][2]}")
+        if pair:
+            for j in (i, i + 1):
+                if marks[j] is None or marks[j][0] < pair[0]:
+                    marks[j] = pair
+    runs: list[list] = []
+    for (start, end, _), mark in zip(words, marks):
+        if mark is None:
+            continue
+        if runs and runs[-1][2] == mark[1] and text[runs[-1][1] : start].isspace():
+            runs[-1][1] = end  # a pair of words, or neighbours of one area: one run
+        else:
+            runs.append([start, end, mark[1]])
+    return runs
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the terminal shows the address and what was saved, not every request
+
+    # -- checks ------------------------------------------------------------------------------
+
+    def _allowed(self, token: str | None, post: bool = False) -> bool:
+        server = self.server
+        if self.headers.get("Host") not in server.hosts:
+            self._send_text(HTTPStatus.MISDIRECTED_REQUEST, "this server answers its own address only")
+            return False
+        if not token or not secrets.compare_digest(token, server.token):
+            self._send_text(HTTPStatus.FORBIDDEN, "forbidden: open the address tagger printed")
+            return False
+        origin = self.headers.get("Origin")
+        if post and origin is not None and origin not in server.origins:
+            self._send_text(HTTPStatus.FORBIDDEN, "forbidden: another page's request")
+            return False
+        return True
+
+    # -- requests ----------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        url = urlsplit(self.path)
+        query = parse_qs(url.query)
+        if url.path in ("/", "/report"):
+            if not self._allowed((query.get("token") or [None])[0]):
+                return
+            if url.path == "/":
+                self._send(
+                    HTTPStatus.OK, self.server.page, "text/html; charset=utf-8", self.server.page_policy
+                )
+                return
+            app = self.server.app
+            if app.report is None:
+                self._send_text(HTTPStatus.NOT_FOUND, "no report here")
+                return
+            with app.lock:
+                model = app.model
+            html = app.report(model)
+            self._send(HTTPStatus.OK, html.encode("utf-8"), "text/html; charset=utf-8", REPORT_POLICY)
+            return
+        if url.path == "/api/state":
+            if not self._allowed(self.headers.get(TOKEN_HEADER)):
+                return
+            with self.server.app.lock:
+                self._send_json(HTTPStatus.OK, self.server.app.state())
+            return
+        if not self._allowed((query.get("token") or [None])[0] or self.headers.get(TOKEN_HEADER)):
+            return
+        self._send_text(HTTPStatus.NOT_FOUND, "not found")
+
+    def do_POST(self) -> None:
+        url = urlsplit(self.path)
+        if not self._allowed(self.headers.get(TOKEN_HEADER), post=True):
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY:
+            self._send_text(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "request too large")
+            return
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except ValueError:
+            self._send_text(HTTPStatus.BAD_REQUEST, "not JSON")
+            return
+        if not isinstance(body, dict):
+            self._send_text(HTTPStatus.BAD_REQUEST, "not a JSON object")
+            return
+        app = self.server.app
+        actions: dict[str, Callable[[], None]] = {
+            "/api/answer": lambda: app.answer(
+                body.get("area") if isinstance(body.get("area"), str) else None
+            ),
+            "/api/undo": app.undo,
+            "/api/retrain": app.start_retrain,
+        }
+        action = actions.get(url.path)
+        if action is None:
+            self._send_text(HTTPStatus.NOT_FOUND, "not found")
+            return
+        with app.lock:
+            try:
+                action()
+            except PageError as error:
+                self._send_json(HTTPStatus.CONFLICT, {"error": str(error), **app.state()})
+                return
+            self.server.on_change(app)
+            self._send_json(HTTPStatus.OK, app.state())
+
+    # -- responses ---------------------------------------------------------------------------
+
+    def _send(self, status: HTTPStatus, body: bytes, kind: str, policy: str = "default-src 'none'") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Security-Policy", policy)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _send_json(self, status: HTTPStatus, data: dict) -> None:
+        self._send(status, json.dumps(data, ensure_ascii=False).encode("utf-8"), "application/json")
+
+    def _send_text(self, status: HTTPStatus, text: str) -> None:
+        self._send(status, (text + "\n").encode("utf-8"), "text/plain; charset=utf-8")
+
+
+# The report is one self-contained page: its own inline style, no script, nothing fetched.
+REPORT_POLICY = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = False
+
+    def __init__(self, app: LabellingApp, port: int, on_change: Callable[[LabellingApp], None]) -> None:
+        super().__init__((HOST, port), _Handler)
+        self.app = app
+        self.on_change = on_change
+        self.token = secrets.token_urlsafe(24)
+        port = self.server_address[1]
+        self.hosts = {f"{HOST}:{port}", f"localhost:{port}"}
+        self.origins = {f"http://{host}" for host in self.hosts}
+        script, style = _asset("page.js"), _asset("page.css")
+        html = _asset("page.html").replace("/*STYLE*/", style).replace("/*SCRIPT*/", script)
+        self.page = html.encode("utf-8")
+        self.page_policy = (
+            f"default-src 'none'; script-src '{_sha256(script)}'; style-src '{_sha256(style)}'; "
+            "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        )
+
+    def handle_error(self, request, client_address) -> None:
+        """A request that failed in this server (a bug): one line on stderr, no traceback
+        (TAGGER_DEBUG=1 shows it); the server goes on."""
+        import os
+        import sys
+
+        if os.environ.get("TAGGER_DEBUG"):
+            super().handle_error(request, client_address)
+            return
+        error = sys.exc_info()[1]
+        print(
+            f"tagger: internal error in the labelling page ({type(error).__name__}: {error})", file=sys.stderr
+        )
+
+    @property
+    def address(self) -> str:
+        return f"http://{HOST}:{self.server_address[1]}/?token={self.token}"
+
+
+def serve(
+    app: LabellingApp,
+    port: int = 0,
+    on_start: Callable[[str], None] = print,
+    on_change: Callable[[LabellingApp], None] = lambda app: None,
+) -> None:
+    """Serve the page until interrupted (Ctrl-C: the server stops, every answer is saved
+    already); ``on_start`` gets its address, ``on_change`` the app after each change."""
+    server = start(app, port, on_change)
+    on_start(server.address)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        server.server_close()
+
+
+def start(
+    app: LabellingApp, port: int = 0, on_change: Callable[[LabellingApp], None] = lambda app: None
+) -> _Server:
+    """The server, bound and ready (not yet serving: call ``serve_forever``, or run it in a
+    thread as the tests do)."""
+    return _Server(app, port, on_change)

@@ -1,0 +1,152 @@
+"use strict";
+// The labelling page: every text goes on screen as text (textContent), never as markup.
+const token = new URLSearchParams(location.search).get("token") || "";
+const $ = (id) => document.getElementById(id);
+let state = null;
+let busy = false;
+
+async function call(method, path, body) {
+  const response = await fetch(path, {
+    method,
+    headers: { "X-Tagger-Token": token, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const data = await response.json().catch(() => null);
+  if (!data) throw new Error(`the server answered ${response.status}`);
+  return data;
+}
+
+function element(tag, text, className) {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (className) node.className = className;
+  return node;
+}
+
+function marked(target, text, marks) {
+  target.replaceChildren();
+  let at = 0;
+  for (const [start, end, k] of marks) {
+    if (start > at) target.append(document.createTextNode(text.slice(at, start)));
+    target.append(element("mark", text.slice(start, end), `k${k}`));
+    at = end;
+  }
+  if (at < text.length) target.append(document.createTextNode(text.slice(at)));
+}
+
+function feedback(last) {
+  const line = $("feedback");
+  line.className = "";
+  if (!last) { line.textContent = ""; return; }
+  if ("undone" in last) {
+    line.textContent = last.undone ? `undone: ${last.answer} for ${last.id}` : `not undone: the label of ${last.id} was changed by someone else since`;
+    return;
+  }
+  const guess = `the model said ${last.guess} ${Number(last.confidence).toFixed(2)}`;
+  if (last.answer === null) { line.textContent = `skipped ${last.id}; ${guess}`; return; }
+  line.textContent = `labelled ${last.answer}; ${guess}`;
+  line.className = last.answer === last.guess ? "agree" : "differ";
+}
+
+function retraining(info) {
+  const box = $("retraining");
+  $("retrain").hidden = !info.available;
+  $("retrain").disabled = info.state === "running";
+  box.replaceChildren();
+  box.hidden = info.state === "idle";
+  if (info.state === "running") box.append(element("p", "retraining on the labels as they are now…"));
+  if (info.state === "failed") box.append(element("p", `retraining failed: ${info.error}`));
+  if (info.state !== "done" || !info.result) return;
+  const result = info.result;
+  box.append(element("p", `retrained on ${result.labelled} labelled abstracts, saved to ${result.saved}; cross-validated figures:`));
+  const table = element("table");
+  const head = element("tr");
+  for (const name of ["", "before", "after"]) head.append(element("th", name));
+  table.append(head);
+  for (const row of result.figures) {
+    const tr = element("tr");
+    tr.append(element("td", row.figure), element("td", row.before), element("td", row.after));
+    table.append(tr);
+  }
+  box.append(table);
+  box.append(element("p", result.moved));
+}
+
+function render() {
+  const s = state;
+  $("source").textContent = s.source;
+  $("progress").textContent = `${s.position} of ${s.total} · ${s.answered} labelled · ${s.skipped} skipped`;
+  const report = $("report");
+  report.hidden = !s.report;
+  report.href = `/report?token=${encodeURIComponent(token)}`;
+  feedback(s.last);
+  const item = s.item;
+  $("card").hidden = !item;
+  $("done").hidden = !!item;
+  $("skip").disabled = !item || busy;
+  $("undo").disabled = !s.can_undo || busy;
+  const buttons = $("areas");
+  buttons.replaceChildren();
+  for (const area of s.areas) {
+    const button = element("button", undefined, "area");
+    button.type = "button";
+    button.dataset.area = area.slug;
+    button.title = area.name;
+    if (area.key) button.append(element("kbd", area.key));
+    button.append(document.createTextNode(area.slug));
+    button.disabled = !item || busy;
+    button.addEventListener("click", () => send("/api/answer", { area: area.slug }));
+    buttons.append(button);
+  }
+  retraining(s.retrain);
+  if (!item) return;
+  $("where").textContent = `${item.source} #${item.position} · id ${item.id}`;
+  const current = $("current");
+  current.hidden = !item.current;
+  current.textContent = item.current ? `labelled ${item.current} now: another answer replaces it, skip keeps it` : "";
+  $("title").hidden = !item.title;
+  marked($("title"), item.title || "", item.title_marks);
+  marked($("text"), item.text, item.text_marks);
+  const legend = $("legend");
+  legend.replaceChildren();
+  if (item.highlighted.length) {
+    legend.append(document.createTextNode("highlighted: the words that pull toward"));
+    item.highlighted.forEach((slug, k) => {
+      legend.append(element("span", undefined, `swatch k${k}`), document.createTextNode(slug));
+    });
+  }
+}
+
+async function send(path, body) {
+  if (busy) return;
+  busy = true;
+  try {
+    state = await call("POST", path, body === undefined ? {} : body);
+  } catch (error) {
+    $("feedback").textContent = `not saved: ${error.message}`;
+  } finally {
+    busy = false;
+    if (state) render();
+  }
+}
+
+async function refresh() {
+  state = await call("GET", "/api/state");
+  render();
+}
+
+document.addEventListener("keydown", (event) => {
+  if (!state || event.ctrlKey || event.metaKey || event.altKey) return;
+  const key = event.key.toLowerCase();
+  if (key === "u") { event.preventDefault(); if (state.can_undo) send("/api/undo"); return; }
+  if (key === "r") { event.preventDefault(); if (state.retrain.available) send("/api/retrain"); return; }
+  if (!state.item) return;
+  if (key === "s") { event.preventDefault(); send("/api/answer", { area: null }); return; }
+  const area = state.areas.find((a) => a.key === key);
+  if (area) { event.preventDefault(); send("/api/answer", { area: area.slug }); }
+});
+$("skip").addEventListener("click", () => send("/api/answer", { area: null }));
+$("undo").addEventListener("click", () => send("/api/undo"));
+$("retrain").addEventListener("click", () => send("/api/retrain"));
+setInterval(() => { if (state && state.retrain.state === "running") refresh(); }, 1000);
+refresh().catch((error) => { $("feedback").textContent = `cannot reach tagger: ${error.message}`; });

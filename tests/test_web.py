@@ -1,0 +1,306 @@
+"""The labelling page (tagger label --web) over HTTP, as the page and as other pages would call
+it: the token, the Host and Origin checks, answers and undo through the label store, two
+sessions at once, retraining, text shown as text. The page in a real browser:
+tests/test_browser.py."""
+
+from __future__ import annotations
+
+import csv
+import http.client
+import io
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from conftest import copy_project
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tagger.web import highlights
+
+PILE = [
+    "A quadruped robot learns to climb stairs from proprioception and a depth camera.",
+    "We prove a regret bound for contextual bandits with linear rewards and heavy tails.",
+    "A diffusion model generates images of anime faces from text prompts in four steps.",
+    "Membership inference attacks recover which records trained a language model.",
+    "<script>window.pwned = 1; alert('x')</script> We study <b>bold</b> claims about proteins folding.",
+]
+
+
+MARKUP_TITLE = "<img src=x onerror=alert(1)> Folding"
+
+
+def write_pile(folder: Path, texts=PILE) -> Path:
+    path = folder / "pile.jsonl"
+    records = [{"id": f"w{i}", "abstract": t} for i, t in enumerate(texts)]
+    records[-1]["title"] = MARKUP_TITLE
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return path
+
+
+class Page:
+    """``tagger label PILE --web`` running in ``folder``: its address, and calls to it."""
+
+    def __init__(self, folder: Path, *args: str) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tagger", "label", "pile.jsonl", "--web", *args],
+            cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        )  # fmt: skip
+        line = self.process.stdout.readline()
+        if not line.startswith("labelling page: "):
+            self.process.kill()
+            raise AssertionError(f"no address: {line!r} {self.process.stderr.read()}")
+        self.address = line.split(": ", 1)[1].strip()
+        url = urlsplit(self.address)
+        self.host, self.port = url.hostname, url.port
+        self.token = url.query.removeprefix("token=")
+
+    def request(self, method: str, path: str, body=None, headers=None, token=True) -> tuple[int, dict, bytes]:
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        sent = {"Content-Type": "application/json", **(headers or {})}
+        if token:
+            sent.setdefault("X-Tagger-Token", self.token)
+        connection.request(method, path, body=None if body is None else json.dumps(body), headers=sent)
+        response = connection.getresponse()
+        data = response.read()
+        connection.close()
+        return response.status, dict(response.getheaders()), data
+
+    def call(self, method: str, path: str, body=None) -> dict:
+        status, _, data = self.request(method, path, body)
+        assert status == 200, (status, data)
+        return json.loads(data)
+
+    def stop(self) -> tuple[int, str]:
+        self.process.send_signal(signal.SIGINT)
+        _, err = self.process.communicate(timeout=30)
+        return self.process.returncode, err
+
+
+@pytest.fixture
+def project(tmp_path):
+    copy_project(tmp_path, ("labels", "seeds"))
+    write_pile(tmp_path)
+    return tmp_path
+
+
+def label_rows(folder: Path) -> list[dict]:
+    return list(csv.DictReader(io.StringIO((folder / "labels" / "labels.csv").read_text(encoding="utf-8"))))
+
+
+def test_the_page_answers_only_its_own_requests(project):
+    page = Page(project)
+    try:
+        assert page.host == "127.0.0.1"
+        status, headers, body = page.request("GET", f"/?token={page.token}", token=False)
+        assert status == 200 and b"<title>tagger" in body
+        policy = headers["Content-Security-Policy"]
+        assert "default-src 'none'" in policy and "script-src 'sha256-" in policy and "unsafe" not in policy
+        assert headers["X-Content-Type-Options"] == "nosniff" and headers["Referrer-Policy"] == "no-referrer"
+        # Without the token, with another, or by another name: refused, and nothing is said.
+        for path, token in (("/", False), ("/?token=nope", False), ("/api/state", False), ("/report", False)):
+            status, _, body = page.request("GET", path, token=token)
+            assert status == 403 and b"abstract" not in body, path
+        status, _, _ = page.request("GET", "/api/state", headers={"X-Tagger-Token": "x" * 32})
+        assert status == 403
+        status, _, _ = page.request("GET", "/api/state", headers={"Host": f"evil.example:{page.port}"})
+        assert status == 421
+        status, _, _ = page.request(
+            "POST", "/api/answer", {"area": "robotics"}, headers={"Origin": "http://evil.example"}
+        )
+        assert status == 403
+        assert page.request("POST", "/api/answer", {"area": "robotics"}, token=False)[0] == 403
+        # No path of the machine is served, whatever is asked.
+        for path in (
+            "/../labels/labels.csv",
+            "/labels/labels.csv",
+            "/%2e%2e/pile.jsonl",
+            "/report/../../pile.jsonl",
+        ):
+            status, _, body = page.request("GET", f"{path}?token={page.token}", token=False)
+            assert status == 404 and b"abstract_id" not in body, path
+        assert label_rows(project) == label_rows(project)  # (readable; nothing was answered)
+        assert page.request("POST", "/api/answer", {"area": "astrology"})[0] == 409
+    finally:
+        status, err = page.stop()
+    assert status == 0 and "labelled 0, skipped 0" in err and "Traceback" not in err
+
+
+def test_answers_are_saved_at_once_and_undo_takes_one_back(project):
+    before = label_rows(project)
+    page = Page(project, "--n", "5")
+    try:
+        state = page.call("GET", "/api/state")
+        assert state["total"] == 5 and state["position"] == 0 and state["last"] is None
+        assert [a["key"] for a in state["areas"]][:3] == ["1", "2", "3"]
+        first = state["item"]["id"]
+        assert "guess" not in json.dumps(state["item"])  # the model's guess comes after the answer
+        answers = []
+        for _ in range(3):
+            item = page.call("GET", "/api/state")["item"]
+            area = "theory" if "regret" in item["text"] else "robotics"
+            state = page.call("POST", "/api/answer", {"area": area})
+            answers.append((item["id"], area))
+            assert state["last"]["answer"] == area and 0 < state["last"]["confidence"] <= 1
+            assert len(label_rows(project)) == len(before) + len(answers)  # saved at once
+        state = page.call("POST", "/api/undo")
+        assert state["last"]["undone"] and state["position"] == 2 and state["item"]["id"] == answers[-1][0]
+        rows = label_rows(project)
+        assert len(rows) == len(before) + 2 and rows[: len(before)] == before
+        assert [row["area"] for row in rows[len(before) :]] == [a for _, a in answers[:2]]
+        state = page.call("POST", "/api/answer", {"area": None})  # skip
+        assert state["skipped"] == 1 and state["last"]["answer"] is None
+        assert first == answers[0][0]
+    finally:
+        status, err = page.stop()
+    assert status == 0 and "labelled 2, skipped 1; saved to labels/labels.csv" in err
+
+
+def test_two_pages_and_the_terminal_labeller_at_once_lose_nothing(project):
+    """Three sessions answer the same pile at once, each through the locked store: every
+    answer is in the file at the end (one row an abstract: a later answer replaces one)."""
+    pages = [Page(project, "--n", "5"), Page(project, "--n", "5")]
+    errors = []
+
+    def answer_all(page: Page, area: str) -> None:
+        try:
+            for _ in range(5):
+                page.call("POST", "/api/answer", {"area": area})
+        except Exception as error:
+            errors.append(error)
+
+    threads = [
+        threading.Thread(target=answer_all, args=(p, a)) for p, a in zip(pages, ("robotics", "theory"))
+    ]
+    terminal = subprocess.Popen(
+        [sys.executable, "-m", "tagger", "label", "pile.jsonl", "--n", "5"],
+        cwd=project, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    for thread in threads:
+        thread.start()
+    terminal.communicate("science\n" * 5, timeout=60)
+    for thread in threads:
+        thread.join(60)
+    for page in pages:
+        assert page.stop()[0] == 0
+    assert not errors and terminal.returncode == 0
+    rows = label_rows(project)
+    digests = [row["abstract_id"] for row in rows]
+    assert len(digests) == len(set(digests))  # one label an abstract
+    from tagger.reading import abstract_id
+
+    pile_digests = {abstract_id(text) for text in PILE}
+    answered = [row for row in rows if row["abstract_id"] in pile_digests]
+    assert len(answered) == 5 and {row["area"] for row in answered} <= {"robotics", "theory", "science"}
+    texts = (project / "seeds" / "labelled.jsonl").read_text(encoding="utf-8")
+    assert all(json.dumps(text)[1:-1] in texts for text in PILE)  # every labelled text kept
+
+
+def test_an_abstract_holding_markup_is_data_and_the_report_escapes_it(project):
+    page = Page(project, "--n", "5")
+    try:
+        texts = []
+        for _ in range(5):
+            state = page.call("GET", "/api/state")
+            texts.append(state["item"]["text"])
+            page.call("POST", "/api/answer", {"area": None})
+        assert any(text.startswith("<script>window.pwned") for text in texts)  # as it is, as text
+        status, headers, body = page.request("GET", f"/report?token={page.token}", token=False)
+        html = body.decode("utf-8")
+        assert status == 200 and "script-src" not in headers["Content-Security-Policy"]
+        assert "<script" not in html and "<img" not in html
+        assert "&lt;img src=x onerror=alert(1)&gt; Folding" in html  # the title, as text
+        assert all(part in html for part in ("id=areas", "id=confidence", "id=look", "id=terms"))
+    finally:
+        page.stop()
+
+
+def test_retrain_from_the_page_saves_a_model_and_says_what_changed(project):
+    page = Page(project, "--n", "3")
+    try:
+        page.call("POST", "/api/answer", {"area": "robotics"})
+        state = page.call("POST", "/api/retrain")
+        assert state["retrain"]["state"] in ("running", "done")
+        deadline = time.monotonic() + 120
+        while state["retrain"]["state"] == "running" and time.monotonic() < deadline:
+            time.sleep(0.5)
+            state = page.call("GET", "/api/state")
+        result = state["retrain"]["result"]
+        assert state["retrain"]["state"] == "done", state["retrain"]
+        assert result["labelled"] == 39 and result["saved"] == "models"
+        assert [f["figure"] for f in result["figures"]] == [
+            "labelled-abstracts",
+            "accuracy",
+            "macro-f1",
+            "ece",
+        ]
+        assert result["figures"][0]["before"] == "-" and result["figures"][0]["after"] == "39"
+        assert (project / "models" / "model.json").is_file()
+        state = page.call("POST", "/api/answer", {"area": "theory"})  # guesses now from the new model
+        assert state["last"]["guess"]
+    finally:
+        page.stop()
+
+
+def test_a_port_in_use_is_one_clear_error(project):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        run = subprocess.run(
+            [sys.executable, "-m", "tagger", "label", "pile.jsonl", "--web", "--port", str(port)],
+            cwd=project, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert run.returncode == 1 and run.stdout == ""
+    assert f"tagger: cannot serve the page on port {port} (Address already in use)" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+words = st.text(alphabet=st.characters(categories=("L", "N")), min_size=1, max_size=6)
+
+
+@given(
+    st.lists(st.one_of(words, st.sampled_from([" ", "-", ". ", "\n", "é", "ﬁ", "<b>"])), max_size=40),
+    st.lists(st.tuples(words, st.floats(0.001, 5)), max_size=6),
+    st.lists(st.tuples(words, words, st.floats(0.001, 5)), max_size=4),
+)
+def test_highlights_mark_whole_words_of_the_terms_in_order(pieces, singles, pairs):
+    import re
+    import unicodedata
+
+    text = "".join(pieces)
+    terms = {
+        "a": tuple((unicodedata.normalize("NFKC", w).lower(), p) for w, p in singles),
+        "b": tuple((unicodedata.normalize("NFKC", f"{x} {y}").lower(), p) for x, y, p in pairs),
+    }
+    runs = highlights(text, terms, ["a", "b"])
+    known = {t for found in terms.values() for t, _ in found}
+    found = [
+        (m.start(), m.end(), unicodedata.normalize("NFKC", m.group()).lower())
+        for m in re.finditer(r"\w+", text)
+    ]
+    term_words = set()
+    for i, (_, _, word) in enumerate(found):
+        pair_before = i > 0 and f"{found[i - 1][2]} {word}" in known
+        pair_after = i + 1 < len(found) and f"{word} {found[i + 1][2]}" in known
+        if word in known or pair_before or pair_after:
+            term_words.add(i)
+    at = 0
+    covered = set()
+    for start, end, k in runs:
+        assert at <= start < end <= len(text) and k in (0, 1)
+        inside = [i for i, (a, b, _) in enumerate(found) if a >= start and b <= end]
+        assert inside and found[inside[0]][0] == start and found[inside[-1]][1] == end  # whole words
+        assert set(inside) <= term_words  # every word marked is a term's
+        covered |= set(inside)
+        at = end
+    assert covered == term_words  # and every term's word is marked
