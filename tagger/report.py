@@ -202,8 +202,8 @@ def _confidence(rows: Sequence[Row]) -> str:
     right = (
         {b: (found["count"], found["accuracy"]) for b, found in bins(labelled).items()} if labelled else {}
     )
-    width, height, left, bottom = 520, 220, 40, 30
-    plot_w, plot_h = width - left - 10, height - bottom - 10
+    width, height, left, bottom = 600, 220, 40, 30
+    plot_w, plot_h = width - left - 90, height - bottom - 10
     top = max(int(counts.max()) if len(counts) else 1, 1) * 1.12  # room for the count above
     step = plot_w / CALIBRATION_BINS
     svg = [
@@ -229,6 +229,8 @@ def _confidence(rows: Sequence[Row]) -> str:
                 _svg("circle", cx=left + (b + 0.5) * step, cy=10 + plot_h * (1 - acc), r=3.5, cls="dot")
             )
         svg.append(f'<line x1="{left}" y1="{10 + plot_h}" x2="{left + plot_w}" y2="10" class="diagonal"/>')
+        svg.append(f'<text x="{left + plot_w + 2}" y="14" class="scale">accuracy 1</text>')
+        svg.append(f'<text x="{left + plot_w + 2}" y="{10 + plot_h}" class="scale">0</text>')
     svg.append(f'<text x="{left + plot_w / 2:.1f}" y="{height}" class="tick">confidence</text></svg>')
     rows_html = "".join(
         f"<tr><td>{edges[b]:.1f}-{edges[b + 1]:.1f}</td><td>{counts[b]:,}</td>"
@@ -250,8 +252,8 @@ def _confidence(rows: Sequence[Row]) -> str:
     return (
         "<section id=confidence><h2>Confidence</h2>"
         f"<p>Mean confidence {confidence.mean() if len(rows) else 0:.2f}; "
-        f"{sum(row.needs_review for row in rows):,} abstracts need review (below the model's review "
-        "threshold).</p>"
+        f"{sum(row.needs_review for row in rows):,} of {len(rows):,} need review (below the model's "
+        "review threshold). The bars count the abstracts in each confidence bin.</p>"
         + "".join(svg) + summary
         + "<table><tr><th>confidence</th><th>abstracts</th><th>labelled</th><th>right</th></tr>"
         + rows_html + "</table></section>"
@@ -319,6 +321,7 @@ svg .axis {{ stroke: #5f6368; }}
 svg .accuracy {{ fill: none; stroke: #b35c00; stroke-width: 2; }}
 svg .dot {{ fill: #b35c00; }}
 svg .diagonal {{ stroke: #9aa0a6; stroke-dasharray: 4 3; }}
+svg .scale {{ fill: #b35c00; }}
 </style>
 </head>
 <body>

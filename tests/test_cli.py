@@ -97,6 +97,7 @@ def test_train_then_predict_with_the_new_model(capsys, tmp_path, seed_project, s
     assert status == 0 and len(out.splitlines()) == 39
 
 
+@pytest.mark.slow  # trains
 def test_a_retrain_says_how_the_models_do_on_the_new_labels(capsys, tmp_path):
     from tagger.labelstore import ProjectLabels
     from tagger.reading import Abstract

@@ -235,6 +235,7 @@ PILE = (
 )
 
 
+@pytest.mark.slow  # trains
 def test_evaluate_measures_exactly_what_train_reports(capsys, tmp_path, monkeypatch):
     """One definition of each figure: evaluate cross-validates the recipe train runs, with the
     same pile (--unlabelled) and the settings the model in ./models chose."""

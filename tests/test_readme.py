@@ -72,10 +72,11 @@ def matches(expected: list[str], actual: str) -> bool:
     return re.fullmatch(pattern, text, re.S) is not None
 
 
-def users_files(folder: Path) -> None:
+def users_files(folder: Path) -> dict[str, str]:
     """``papers.jsonl``: 40 abstracts nobody labelled (the project's abstracts of 2022-24
     without their first sentence: new texts, real prose); ``test.csv``: 12 more, with the
-    area their reader gave the whole abstract."""
+    area their reader gave the whole abstract. Returns the areas the reader gave the whole
+    abstracts of ``papers.jsonl``, by id."""
     training_set = load_training_set(ROOT / "labels", [ROOT / "seeds"])
     cut = []
     for text, area in zip(training_set.texts[38:], training_set.labels[38:]):
@@ -90,6 +91,7 @@ def users_files(folder: Path) -> None:
         writer = csv.writer(stream)
         writer.writerow(["abstract", "area"])
         writer.writerows((abstract, area) for abstract, _, area in cut[40:52])
+    return {f"p{i:02d}": area for i, (_, _, area) in enumerate(cut[:40], start=1)}
 
 
 @pytest.mark.slow  # trains twice, as the README does

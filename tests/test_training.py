@@ -47,6 +47,7 @@ def test_cross_validated_figures_of_the_shipped_recipe(shipped):
     assert figures.accuracy >= 0.68 and figures.macro_f1 >= 0.68 and figures.ece <= 0.05
 
 
+@pytest.mark.slow  # trains
 def test_leave_one_out_accuracy_of_the_recipe_on_the_seeds(seed_set):
     from tagger.training import train as fit
 

@@ -49,10 +49,10 @@ def write_pile(folder: Path, texts=PILE) -> Path:
 class Page:
     """``tagger label PILE --web`` running in ``folder``: its address, and calls to it."""
 
-    def __init__(self, folder: Path, *args: str) -> None:
+    def __init__(self, folder: Path, *args: str, pile: str = "pile.jsonl") -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tagger", "label", "pile.jsonl", "--web", *args],
+            [sys.executable, "-m", "tagger", "label", pile, "--web", *args],
             cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )  # fmt: skip
         line = self.process.stdout.readline()
@@ -224,6 +224,7 @@ def test_an_abstract_holding_markup_is_data_and_the_report_escapes_it(project):
         page.stop()
 
 
+@pytest.mark.slow  # trains
 def test_retrain_from_the_page_saves_a_model_and_says_what_changed(project):
     page = Page(project, "--n", "3")
     try:

@@ -1,0 +1,162 @@
+"""The labelling page in a real browser: headless Chromium, driven by selenium, labels three
+abstracts by keyboard and undoes one; an abstract holding ``<script>`` shows as text; the
+address without its token is refused. Skipped, saying why, where no browser is installed
+(``.ci/run`` installs Debian's chromium and chromium-driver)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import pytest
+from conftest import copy_project
+from test_web import MARKUP_TITLE, Page, label_rows, write_pile
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+webdriver = pytest.importorskip(
+    "selenium.webdriver", reason="selenium is not installed (pip install '.[test]')"
+)
+if not (CHROMIUM and CHROMEDRIVER):
+    pytest.skip(
+        "no Chromium and ChromeDriver here (apt-get install chromium chromium-driver)",
+        allow_module_level=True,
+    )
+
+from selenium.webdriver.chrome.service import Service  # noqa: E402 (after the skip)
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+
+def browser(tmp_path, width: int = 1200, height: int = 900):
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        f"--window-size={width},{height}", f"--user-data-dir={tmp_path / 'chromium'}",
+    ):  # fmt: skip
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+
+
+def wait_for(driver, condition, timeout: float = 20):
+    return WebDriverWait(driver, timeout, poll_frequency=0.1).until(lambda d: condition(d))
+
+
+def area_keys(driver) -> dict[str, str]:
+    """The key of each area's button, as the page shows it."""
+    return {
+        button.get_attribute("data-area"): button.find_element(By.TAG_NAME, "kbd").get_attribute(
+            "textContent"
+        )
+        for button in driver.find_elements(By.CSS_SELECTOR, "button.area")
+    }
+
+
+def progress(driver) -> str:
+    return driver.find_element(By.ID, "progress").text
+
+
+@pytest.fixture
+def project(tmp_path):
+    folder = tmp_path / "project"
+    folder.mkdir()
+    copy_project(folder, ("labels", "seeds"))
+    write_pile(folder)
+    return folder
+
+
+def test_three_answers_by_keyboard_and_an_undo_leave_two_labels(project, tmp_path):
+    before = label_rows(project)
+    page = Page(project, "--n", "5")
+    driver = browser(tmp_path)
+    try:
+        driver.get(page.address)
+        wait_for(driver, lambda d: progress(d).startswith("0 of 5"))
+        body = driver.find_element(By.TAG_NAME, "body")
+        keys = area_keys(driver)
+        shown = []
+        for n, area in enumerate(("robotics", "theory", "generative"), start=1):
+            shown.append(driver.find_element(By.ID, "text").text)
+            body.send_keys(keys[area])
+            wait_for(driver, lambda d, n=n: progress(d).startswith(f"{n} of 5"))
+            feedback = driver.find_element(By.ID, "feedback").text
+            assert feedback.startswith(f"labelled {area}; the model said ")  # its guess, after the answer
+            assert len(label_rows(project)) == len(before) + n  # saved at once
+        body.send_keys("u")
+        wait_for(driver, lambda d: progress(d).startswith("2 of 5"))
+        assert driver.find_element(By.ID, "text").text == shown[-1]  # back at the undone abstract
+        assert "undone: generative" in driver.find_element(By.ID, "feedback").text
+        rows = label_rows(project)
+        assert len(rows) == len(before) + 2 and [r["area"] for r in rows[len(before) :]] == [
+            "robotics",
+            "theory",
+        ]
+    finally:
+        driver.quit()
+        status, err = page.stop()
+    assert status == 0 and "labelled 2, skipped 0" in err
+
+
+def test_markup_in_an_abstract_shows_as_text_and_never_runs(project, tmp_path):
+    page = Page(project, "--n", "5")
+    driver = browser(tmp_path)
+    try:
+        driver.get(page.address)
+        wait_for(driver, lambda d: progress(d).startswith("0 of 5"))
+        for n in range(1, 6):
+            if "<script>" in driver.find_element(By.ID, "text").text:
+                break
+            driver.find_element(By.TAG_NAME, "body").send_keys("s")
+            wait_for(driver, lambda d, n=n: progress(d).startswith(f"{n} of 5"))
+        text = driver.find_element(By.ID, "text").text
+        assert text.startswith("<script>window.pwned = 1; alert('x')</script> We study <b>bold</b>")
+        assert driver.find_element(By.ID, "title").text == MARKUP_TITLE
+        assert not driver.find_elements(By.CSS_SELECTOR, "#text script, #text b, #title img")
+        assert driver.execute_script("return window.pwned === undefined")
+    finally:
+        driver.quit()
+        page.stop()
+
+
+def test_the_address_without_its_token_is_refused(project, tmp_path):
+    page = Page(project)
+    driver = browser(tmp_path)
+    try:
+        driver.get(page.address.split("?")[0])
+        assert "forbidden" in driver.find_element(By.TAG_NAME, "body").text
+        driver.get(page.address.replace(page.token, page.token[::-1]))
+        assert "forbidden" in driver.find_element(By.TAG_NAME, "body").text
+        driver.get(page.address)  # with it: the page
+        wait_for(driver, lambda d: progress(d).startswith("0 of "))
+    finally:
+        driver.quit()
+        page.stop()
+
+
+def screenshots(folder, out, tmp_path, areas: dict[str, str]) -> list:
+    """Screenshots of the page (after two answers, each the area the reader gave the abstract,
+    by its id in ``areas``) and of its report, for the docs (see tests/screenshots.py); the
+    files written are returned."""
+    page = Page(folder, "--n", "8", pile="papers.jsonl")
+    driver = browser(tmp_path, 1200, 1000)
+    try:
+        driver.get(page.address)
+        wait_for(driver, lambda d: progress(d).startswith("0 of 8"))
+        keys = area_keys(driver)
+        for n in (1, 2):
+            shown = driver.find_element(By.ID, "where").text.rsplit("id ", 1)[1]
+            driver.find_element(By.TAG_NAME, "body").send_keys(keys[areas[shown]])
+            wait_for(driver, lambda d, n=n: progress(d).startswith(f"{n} of 8"))
+        time.sleep(0.3)
+        written = [out / "labelling-page.png"]
+        driver.save_screenshot(str(written[0]))
+        driver.set_window_size(1100, 2600)
+        driver.get(page.address.replace("/?", "/report?"))
+        written.append(out / "report.png")
+        driver.save_screenshot(str(written[1]))
+        return written
+    finally:
+        driver.quit()
+        page.stop()

@@ -1,0 +1,96 @@
+"""tagger report: one self-contained HTML page of a tagged file, every text in it escaped."""
+
+from __future__ import annotations
+
+import csv
+import io
+from html.parser import HTMLParser
+
+from conftest import SEED_FILES, run
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tagger.report import Row, build
+
+# The only elements the report is made of: no script, no image, no frame, no form.
+ELEMENTS = {
+    "html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "nav", "a", "section",
+    "svg", "text", "rect", "line", "polyline", "circle", "table", "tr", "th", "td", "code",
+}  # fmt: skip
+
+
+class Elements(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.links: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.links += [value for name, value in attrs if name in ("href", "src")]
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def parsed(html: str) -> Elements:
+    parser = Elements()
+    parser.feed(html)
+    return parser
+
+
+def test_a_report_of_a_tagged_file_has_its_four_parts(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    status, _, _ = run(capsys, "predict", *SEED_FILES, "-o", "tags.csv")
+    assert status == 0
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "tags.csv").read_text())))
+    rows[0]["label"], rows[1]["label"] = rows[0]["area"], "astrology"  # one right, one wrong
+    with open(tmp_path / "tags.csv", "w", newline="") as stream:
+        writer = csv.DictWriter(stream, [*rows[0].keys()])
+        writer.writeheader()
+        writer.writerows({**row, "label": row.get("label", "")} for row in rows)
+    status, _, err = run(capsys, "report", "tags.csv", "--label-column", "label")
+    assert status == 0 and err.startswith("wrote report.html: 38 abstracts")
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    page = parsed(html)
+    assert set(page.tags) <= ELEMENTS and all(link.startswith("#") for link in page.links)  # offline
+    for section in ("Areas by count", "Confidence", "Worth a look", "Terms of each area"):
+        assert f"<h2>{section}</h2>" in html
+    assert "2 of these abstracts are labelled: the tag is right for 50% of them" in html
+    assert "diffusion" in html.split("<h2>Terms of each area</h2>")[1]  # the generative area's terms
+
+
+def test_what_is_not_a_tagged_file_is_one_clear_error(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "papers.csv").write_text("abstract\nRobots grasp cups.\n")
+    status, out, err = run(capsys, "report", "papers.csv")
+    assert (status, out) == (2, "")
+    assert err.startswith("tagger: papers.csv: no 'source', 'position', 'id', 'area', 'confidence'")
+    assert err.endswith("Give the output of tagger predict (with --keep for a column of labels).\n")
+    assert run(capsys, "report", "missing.csv")[0] == 2
+    status, _, err = run(capsys, "report", "papers.xlsx")
+    assert status == 2 and "not a file tagger predict writes" in err
+    status, _, err = run(capsys, "predict", *SEED_FILES, "-o", "tags.jsonl")
+    status, _, err = run(capsys, "report", "tags.jsonl", "-o", "tags.jsonl")
+    assert status == 1 and "the report would overwrite the tags it reads" in err
+    assert not (tmp_path / "report.html").exists()
+
+
+text = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
+
+
+@given(st.lists(st.tuples(text, text, text, text, st.floats(0, 1), st.booleans()), min_size=1, max_size=12))
+def test_every_text_of_a_report_is_escaped(items):
+    """Whatever a file's names, ids, titles and areas hold, the report is made of its own
+    elements only, and shows each text as it was."""
+    rows = [
+        Row(source, i, id_, title, area, confidence, "other", 1 - confidence, area if right else "x", right)
+        for i, (source, id_, title, area, confidence, right) in enumerate(items, start=1)
+    ]
+    html = build(rows, None, "<script>alert(1)</script>")
+    page = parsed(html)
+    assert set(page.tags) <= ELEMENTS
+    shown = "".join(page.text)
+    assert "<script>alert(1)</script>" in shown
+    assert all(title in shown for _, _, title, _, _, _ in items[:3] if title.strip())
