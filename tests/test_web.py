@@ -305,3 +305,16 @@ def test_highlights_mark_whole_words_of_the_terms_in_order(pieces, singles, pair
         covered |= set(inside)
         at = end
     assert covered == term_words  # and every term's word is marked
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
+def test_a_server_stopped_or_killed_keeps_every_answer_given(project, how):
+    before = label_rows(project)
+    page = Page(project, "--n", "5")
+    page.call("POST", "/api/answer", {"area": "robotics"})
+    page.call("POST", "/api/answer", {"area": "theory"})
+    page.process.send_signal(how)
+    _, err = page.process.communicate(timeout=30)
+    assert len(label_rows(project)) == len(before) + 2
+    if how == signal.SIGTERM:  # stopped: said in one line, as any command stopped so
+        assert page.process.returncode == 143 and "Traceback" not in err
