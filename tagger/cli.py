@@ -699,13 +699,8 @@ def _label(args: argparse.Namespace) -> int:
         print("nothing to label: every abstract given is labelled already", file=sys.stderr)
         return status
     print(_which_model(args.model, model), file=sys.stderr)
-    print(f"{len(queue)} abstract(s) to label, most useful first. Answers are saved at once.", flush=True)
-    result = label_session(queue, areas, save, ask, say, unsave=store.undo)
-    print(
-        f"labelled {len(result.labelled)}, skipped {result.skipped}; saved to {store.where}. "
-        "Retrain with 'tagger train'.",
-        file=sys.stderr,
-    )
+    _say_queue(queue, sys.stdout)
+    _say_saved(label_session(queue, areas, save, ask, say, unsave=store.undo), store)
     return status
 
 
@@ -718,12 +713,10 @@ def _label_on_the_web(args: argparse.Namespace, model, store, areas, report: rea
     queue = _queue(args, model, store, report, abstracts=pile)
     app = labelling_app(
         queue, areas, model, store, pile, ", ".join(args.paths), args.model or DEFAULT_MODEL_DIR,
-        lambda: _labelling_training_set(args),
+        lambda: _training_set(args),
     )  # fmt: skip
     print(_which_model(args.model, model), file=sys.stderr)
-    print(
-        f"{len(queue)} abstract(s) to label, most useful first. Answers are saved at once.", file=sys.stderr
-    )
+    _say_queue(queue, sys.stderr)
 
     def started(address: str) -> None:
         print(f"labelling page: {address}", flush=True)
@@ -740,22 +733,25 @@ def _label_on_the_web(args: argparse.Namespace, model, store, areas, report: rea
             f"cannot serve the page on port {args.port} ({error.strerror or error})",
             fix="Give another --port, or leave it out for a free one.",
         ) from None
-    result = app.session.result
+    _say_saved(app.session.result, store)
+    return status
+
+
+def _say_queue(queue, stream) -> None:
+    print(
+        f"{len(queue)} abstract(s) to label, most useful first. Answers are saved at once.",
+        file=stream,
+        flush=True,
+    )
+
+
+def _say_saved(result, store) -> None:
+    """The last line of a labelling session: what it saved, and where."""
     print(
         f"labelled {len(result.labelled)}, skipped {result.skipped}; saved to {store.where}. "
         "Retrain with 'tagger train'.",
         file=sys.stderr,
     )
-    return status
-
-
-def _labelling_training_set(args: argparse.Namespace):
-    """The labels a labelling session writes to, as a training set."""
-    from .labels import load_training_set, read_labelled_file
-
-    if args.data:
-        return read_labelled_file(args.data, _labelled_columns(args))
-    return load_training_set(args.labels, [args.abstracts])
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -781,11 +777,14 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _training_set(args: argparse.Namespace):
+    """The labels as a training set: the user's labelled file (--data), or the project's
+    (--labels, with the texts in --abstracts: one folder for label, any paths for train)."""
     from .labels import load_training_set, read_labelled_file
 
     if args.data:
         return read_labelled_file(args.data, _labelled_columns(args))
-    return load_training_set(args.labels, args.abstracts)
+    abstracts = [args.abstracts] if isinstance(args.abstracts, str) else args.abstracts
+    return load_training_set(args.labels, abstracts)
 
 
 def _train(args: argparse.Namespace) -> int:
