@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import training
 from .errors import TaggerError
 from .evaluate import compare
 from .labels import TrainingSet
 from .model import Model
-from .training import new_since, train
 
 
 @dataclass(frozen=True)
@@ -55,9 +55,8 @@ def retrain(
     the old one, on its figures and on how many of ``texts`` change area."""
     previous = previous_model(folder)
     reuse = previous.card if previous is not None and not search else None
-    model = train(
-        training_set, unlabelled=unlabelled, previous=reuse, since=previous.card if previous else None
-    )
+    since = previous.card if previous else None
+    model = training.train(training_set, unlabelled=unlabelled, previous=reuse, since=since)
     model.save(folder)
     old_areas = (
         [p.area for p in previous.predict(texts)] if previous and previous.areas == model.areas else []
@@ -75,7 +74,7 @@ def _new_labels(training_set: TrainingSet, previous: Model | None, model: Model)
     added = model.card.evaluation.new_labels
     if previous is None or added is None:
         return None
-    new = new_since(training_set, previous.card)
+    new = training.new_since(training_set, previous.card)
     guesses = previous.predict([training_set.texts[i] for i in new])
     right = sum(p.area == training_set.labels[i] for p, i in zip(guesses, new))
     return NewLabelsFigures(added.labelled, right, added.accuracy)
