@@ -186,22 +186,20 @@ def _areas(rows: Sequence[Row]) -> str:
 
 def _confidence(rows: Sequence[Row]) -> str:
     confidence = np.array([row.confidence for row in rows], dtype=float)
-    labelled = [row for row in rows if row.label]
+    correct = np.array([row.area == row.label for row in rows], dtype=bool)
+    labelled = np.array([bool(row.label) for row in rows], dtype=bool)
     edges = np.linspace(0.0, 1.0, CALIBRATION_BINS + 1)
 
-    def bins(chosen: Sequence[Row]) -> dict[int, dict]:
-        """The equal-width confidence bins of ``chosen`` (count, accuracy), by bin number."""
-        found = calibration_bins(
-            np.array([row.confidence for row in chosen], dtype=float),
-            np.array([row.area == row.label for row in chosen], dtype=bool),
-        )
-        return {round(b["low"] * CALIBRATION_BINS): b for b in found}
+    def by_bin(chosen: np.ndarray) -> dict[int, dict]:
+        """The confidence bins (count, accuracy) of the rows ``chosen``, by bin number."""
+        return {
+            round(b["low"] * CALIBRATION_BINS): b
+            for b in calibration_bins(confidence[chosen], correct[chosen])
+        }
 
-    every = bins(rows) if rows else {}
+    every = by_bin(np.ones(len(rows), dtype=bool))
     counts = np.array([every[b]["count"] if b in every else 0 for b in range(CALIBRATION_BINS)])
-    right = (
-        {b: (found["count"], found["accuracy"]) for b, found in bins(labelled).items()} if labelled else {}
-    )
+    right = {b: (found["count"], found["accuracy"]) for b, found in by_bin(labelled).items()}
     width, height, left, bottom = 600, 220, 40, 30
     plot_w, plot_h = width - left - 90, height - bottom - 10
     top = max(int(counts.max()) if len(counts) else 1, 1) * 1.12  # room for the count above
@@ -238,11 +236,10 @@ def _confidence(rows: Sequence[Row]) -> str:
         + "</tr>"
         for b in range(CALIBRATION_BINS)
     )
-    if labelled:
-        l_conf = np.array([row.confidence for row in labelled])
-        l_right = np.array([row.area == row.label for row in labelled])
+    if labelled.any():
+        l_conf, l_right = confidence[labelled], correct[labelled]
         summary = (
-            f"<p>{len(labelled):,} of these abstracts are labelled: the tag is right for "
+            f"<p>{labelled.sum():,} of these abstracts are labelled: the tag is right for "
             f"{l_right.mean():.0%} of them, at a mean confidence of {l_conf.mean():.2f} "
             f"(expected calibration error {expected_calibration_error(l_conf, l_right):.3f}). The dots are "
             "their accuracy in each bin, the dashed line where accuracy equals confidence.</p>"
