@@ -1,6 +1,7 @@
 """Every exit status the README's table lists, produced the way a user would meet it."""
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -96,3 +97,42 @@ def test_signals_stop_predict_while_it_waits_for_input():
             process.kill()
         _, err = process.communicate()
         assert process.returncode == status and "Traceback" not in err
+
+
+def _reader_goes_away_after_one_line(pile) -> tuple[object, bytes]:
+    """``tagger predict PILE | head -1`` (its own job): (exit status or "hung", stderr); a run
+    still going after 30 s is killed with its whole job, workers included."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tagger", "predict", str(pile), "--jobs", "3"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    process.stdout.readline()
+    process.stdout.close()
+    try:
+        _, err = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        return "hung", b""
+    deadline = time.monotonic() + 5  # and nothing of the job outlives it
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            return process.returncode, err
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    return "left a process behind", err
+
+
+@pytest.mark.slow  # 30 runs; the pool it replaced hung in 2 to 3 of 30 on a loaded machine
+def test_a_reader_that_goes_away_never_hangs_the_run(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    pile = tmp_path / "pile.jsonl"
+    pile.write_text("".join(json.dumps({"abstract": f"Robots grasp cup {i}."}) + "\n" for i in range(5000)))
+    with ThreadPoolExecutor(3) as runs:  # three at once: a loaded machine, as where it hung
+        outcomes = list(runs.map(lambda _: _reader_goes_away_after_one_line(pile), range(30)))
+    assert outcomes == [(141, b"")] * 30

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from conftest import SEED_FILES, run
 
-from tagger import batch, cli
+from tagger import batch, cli, workers
 from tagger.batch import CHUNK_SIZE, tag_abstracts, tag_blocks
 from tagger.cli import main
 from tagger.reading import Abstract, read_abstracts
@@ -78,24 +78,19 @@ def test_workers_are_forked_from_the_main_thread_and_spawned_beside_other_thread
     shipped, big_pile, monkeypatch
 ):
     """Forking beside a running thread could copy a lock it holds: from a second thread the
-    workers are spawned (loky) instead. Either way, the same tags."""
+    workers are spawned instead. Either way, the same tags, and no worker left running."""
     abstracts = list(read_abstracts([big_pile]))
     serial = [p for _, p in tag_abstracts(abstracts, shipped, jobs=1)]
     started: list[str] = []
-    spawned = []
+    pools: list = []
 
-    def fork_pool(*args):
-        started.append("fork")
-        return original_fork(*args)
+    def start(model, size, *, fork):
+        started.append("fork" if fork else "spawn")
+        pools.append(original(model, size, fork=fork))
+        return pools[-1]
 
-    def spawn_pool(*args):
-        started.append("spawn")
-        spawned.append(original_spawn(*args))
-        return spawned[-1]
-
-    original_fork, original_spawn = batch._fork_pool, batch._spawn_pool
-    monkeypatch.setattr(batch, "_fork_pool", fork_pool)
-    monkeypatch.setattr(batch, "_spawn_pool", spawn_pool)
+    original = workers.Pool.start
+    monkeypatch.setattr(workers.Pool, "start", staticmethod(start))
     here_forks = batch._can_fork()  # Linux, and no other thread running (Dask's tests leave some)
     here = [p for _, p in tag_abstracts(abstracts, shipped, jobs=2)]
     in_thread: list = []
@@ -104,11 +99,9 @@ def test_workers_are_forked_from_the_main_thread_and_spawned_beside_other_thread
     )
     thread.start()
     thread.join()
-    try:
-        assert here == in_thread == serial
-        assert started == ["fork" if here_forks else "spawn", "spawn"]
-    finally:
-        spawned[-1].shutdown(wait=True)  # its threads would keep later runs from forking
+    assert here == in_thread == serial
+    assert started == ["fork" if here_forks else "spawn", "spawn"]
+    assert all(not pool.workers for pool in pools)  # each pool stopped its workers
 
 
 def test_forked_workers_never_write_what_was_printed_before_again(big_pile):
