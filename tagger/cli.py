@@ -86,8 +86,7 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--title-column",
             metavar="NAME",
-            default="title",
-            help=f"{when}of the titles (default %(default)s)",
+            help=f"{when}of the titles (default: title, where there is one)",
         )
 
     def label_column(command: argparse.ArgumentParser) -> None:
@@ -115,7 +114,9 @@ def _parser() -> argparse.ArgumentParser:
             help="leave out bad records, list them, and go on (exit status 3)",
         )
         text_columns(command)
-        command.add_argument("--id-column", metavar="NAME", default="id", help="of the ids (default id)")
+        command.add_argument(
+            "--id-column", metavar="NAME", help="of the ids (default: id, where there is one)"
+        )
 
     def model(command: argparse.ArgumentParser) -> None:
         command.add_argument(
@@ -411,7 +412,7 @@ def _which_model(given: str | None, model) -> str:
 
 
 def _read_options(args: argparse.Namespace, report: reading.ReadReport, keep: tuple[str, ...] = ()) -> dict:
-    columns = reading.Columns(abstract=args.column, title=args.title_column, id=args.id_column, keep=keep)
+    columns = reading.Columns.given(args.column, args.title_column, args.id_column, keep=keep)
     return {
         "input_format": args.input_format,
         "encoding": args.encoding,
@@ -618,7 +619,7 @@ def _store(args: argparse.Namespace):
 
 def _labelled_columns(args: argparse.Namespace) -> reading.Columns:
     """The columns of a labelled --data file: --column, --title-column, --label-column."""
-    return reading.Columns(abstract=args.column, title=args.title_column, area=args.label_column)
+    return reading.Columns.given(args.column, args.title_column, area=args.label_column)
 
 
 def _queue(args: argparse.Namespace, model, store, report: reading.ReadReport, abstracts=None):

@@ -332,7 +332,7 @@ def test_a_text_file_of_one_abstract_per_line_is_read_so_and_said(capsys, tmp_pa
     status, out, err = run(capsys, "predict", path)
     rows = out.splitlines()[1:]
     assert status == 0 and len(rows) == 3 and [row.split(",")[1] for row in rows] == ["1", "2", "3"]
-    assert f"note: {path}:1: read one abstract per line (3 lines of 200 characters or more" in err
+    assert f"note: {path}:1: read one abstract per line (3 lines: each of 200 characters or more" in err
     wrapped = tmp_path / "wrapped.txt"  # an abstract wrapped at 80 columns stays one abstract
     wrapped.write_text("\n".join(textwrap.wrap(" ".join(abstracts), 80)) + "\n", encoding="utf-8")
     status, out, err = run(capsys, "predict", wrapped)

@@ -55,6 +55,7 @@ from .records import (
     _record_problem,
     field_names,
     header_delimiter,
+    looks_like_header,
 )
 from .source import MAX_LINE_BYTES, NOT_FOR_FILES, PIECE_BYTES, ReadReport, _Options, _Source
 
@@ -126,6 +127,7 @@ def _read_files(files: list[Path], options: _Options, stdin: IO | None) -> Itera
             yield from _read_file(source, options.input_format or _sniff_stdin(source))
             continue
         fmt = options.input_format or format_of(path)
+        _note_forced_format(path, options)
         if fmt is None:
             unknown = InputError(
                 f"unknown file type {path.suffix or '(no extension)'!r}",
@@ -163,20 +165,40 @@ def _read_files(files: list[Path], options: _Options, stdin: IO | None) -> Itera
                 )
 
 
+# What a file's name says it is, for the names of formats tagger does not read as such.
+NAMED_FORMATS = {".bib": "BibTeX", ".ris": "RIS", ".xlsx": "Excel", ".xls": "Excel", ".xml": "XML"}
+
+
+def _note_forced_format(path: Path, options: _Options) -> None:
+    """A note when ``--input-format`` reads a file as another format than its name says."""
+    forced, named = options.input_format, format_of(path)
+    if forced is None or forced == named:
+        return
+    suffix = path.suffix.lower()
+    said = named or NAMED_FORMATS.get(suffix)
+    if said:
+        options.report.notes.append(
+            f"{display_name(path)}: read as {forced} (--input-format), though its name says {said}"
+        )
+
+
 def _sniff_stdin(source: _Source) -> str:
     """The format of standard input from its first bytes: JSON lines when it starts with
-    ``{``, a JSON array with ``[``, CSV when its first line is a header naming the abstract
-    column, otherwise text. Any format but text is noted in the report."""
+    ``{``, a JSON array with ``[``, CSV when its first line is a header (one naming the
+    abstract column, or short cells in the same number as the next line's), otherwise text.
+    Any format but text is noted in the report."""
     peek = getattr(source.stream, "peek", None)
     head = peek(65536)[:65536] if peek else b""
     text = head.decode(source.encoding, errors="replace").lstrip("\ufeff")
-    first_line = text.lstrip().split("\n", 1)[0]
+    first_line, _, rest = text.lstrip().partition("\n")
     fmt = "txt"
     if first_line.startswith("{"):
         fmt = "jsonl"
     elif first_line.startswith("["):
         fmt = "json"
-    elif header_delimiter(first_line, source.options.columns, require=True):
+    elif header_delimiter(first_line, source.options.columns, require=True) or looks_like_header(
+        first_line, rest.split("\n", 1)[0]
+    ):
         fmt = "csv"
     if fmt != "txt":
         source.options.report.notes.append(

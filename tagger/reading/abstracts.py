@@ -20,9 +20,24 @@ class Columns:
     id: str = "id"
     area: str = "area"
     keep: tuple[str, ...] = ()  # other columns carried into each Abstract's ``extra``; KEEP_ALL: every one
+    named: frozenset[str] = frozenset()  # roles besides the abstract that the user named: they must be there
 
     def roles(self) -> dict[str, str]:
         return {"abstract": self.abstract, "title": self.title, "id": self.id, "area": self.area}
+
+    @classmethod
+    def given(
+        cls,
+        abstract: str = "abstract",
+        title: str | None = None,
+        id: str | None = None,
+        area: str = "area",
+        keep: tuple[str, ...] = (),
+    ) -> Columns:
+        """The columns a user named (``None``: the default name, where a file has it): a
+        title or id column named must be there."""
+        named = frozenset(role for role, value in (("title", title), ("id", id)) if value is not None)
+        return cls(abstract, title or "title", id or "id", area, keep, named)
 
 
 KEEP_ALL = ("*",)

@@ -108,19 +108,60 @@ def _read_txt(source: _Source) -> Iterator[Record | InputError]:
         if index == 0 and _is_heading(lines) and not source.is_stdin:
             report.headings.append(where)
             continue
-        if len(lines) > 1 and all(len(line.strip()) >= ONE_PER_LINE_CHARS for line in lines):
-            # abstract-long lines with no blank line between them: one abstract per line
-            report.notes.append(
-                f"{where}: read one abstract per line ({len(lines)} lines of {ONE_PER_LINE_CHARS} "
-                "characters or more, no blank line between them)"
-            )
+        if why := _one_record_a_line(lines):
+            report.notes.append(f"{where}: read one abstract per line ({len(lines)} lines: {why})")
             for offset, line in enumerate(lines):
-                yield Record({"abstract": line}, first + offset, f"{source.name}:{first + offset}")
+                if line.strip():
+                    yield Record({"abstract": line}, first + offset, f"{source.name}:{first + offset}")
             continue
         text = "".join(lines)
         if not join_broken_words(text).strip():
             continue  # only soft hyphens: blank
         yield Record({"abstract": text}, first, where)
+
+
+def _one_record_a_line(lines: list[str]) -> str | None:
+    """Why the lines of a paragraph (no blank line between them) are one record a line, or
+    ``None`` when they are one wrapped text (the default). Wrapped text has lines that end
+    near one width and sentences that go on across them; records a line end their sentence
+    (or are titles) where the line ends, start with a capital, and differ in length."""
+    rows = [line.strip() for line in lines]
+    if len(rows) < 2:
+        return None
+    if all(len(row) >= ONE_PER_LINE_CHARS for row in rows):
+        return f"each of {ONE_PER_LINE_CHARS} characters or more"
+    if len(rows) < 3:  # two short lines: too little to tell; one text, as a blank line would say
+        return None
+    pairs = list(itertools.pairwise(rows))
+    going_on = sum(_sentence_goes_on(line, after) for line, after in pairs)
+    if going_on > len(pairs) // 10:
+        return None
+    if not all(row[:1].isupper() or row[:1].isdigit() or row[:1] in "\"'([" for row in rows):
+        return None
+    lengths = sorted(len(row) for row in rows[:-1])
+    if len(rows) >= 3 and lengths[-1] - lengths[0] <= max(8, lengths[-1] // 10):
+        return None  # every line ends near one width: wrapped, whatever its punctuation
+    if not any(row.endswith((".", "!", "?")) for row in rows):
+        return "each starting with a capital, none ending a sentence or going on to the next (titles?)"
+    if not all(row.endswith((".", "!", "?", '"', "'", ")")) for row in rows):
+        return None
+    several = sum(bool(_SENTENCE_INSIDE.search(row)) for row in rows)
+    if several * 2 >= len(rows):
+        return "most of several sentences, each line ending where its last sentence ends"
+    if len(rows) > SENTENCES_A_LINE_MAX:  # one sentence a line is how some write an abstract, not so many
+        return f"more than {SENTENCES_A_LINE_MAX} lines of one sentence each"
+    return None
+
+
+_SENTENCE_INSIDE = re.compile(r"[a-z0-9)][.!?] +[A-Z]")  # a sentence ends and another starts
+SENTENCES_A_LINE_MAX = 20  # an abstract written one sentence a line has fewer lines than this
+
+
+def _sentence_goes_on(line: str, after: str) -> bool:
+    """Whether a sentence runs from ``line`` on to the line ``after`` it."""
+    if line.endswith(("-", ",", ";", ":", "(")):
+        return True
+    return not line.endswith((".", "!", "?", '"', "'", ")")) and after[:1].islower()
 
 
 # A paragraph of a .txt file whose lines are all at least this long (an abstract is a
@@ -144,22 +185,87 @@ def header_delimiter(line: str, columns: Columns, require: bool = False) -> str 
     return None if require else best
 
 
+HEADER_CELL_CHARS = 40  # a header's cells are names, not sentences
+
+
+def looks_like_header(line: str, next_line: str) -> bool:
+    """Whether ``line`` is a CSV header whatever its names: split by a delimiter into two or
+    more short cells, none empty and none a sentence, with a next line (if any) of as many
+    cells. (``Key,Title,Abstract Note`` is one; a sentence with commas is not.)"""
+    for delimiter in DELIMITERS:
+        try:
+            cells = next(csv.reader([line.rstrip("\r")], delimiter=delimiter))
+            following = next(csv.reader([next_line.rstrip("\r")], delimiter=delimiter)) if next_line else None
+        except (csv.Error, StopIteration):
+            continue
+        names = [cell.strip() for cell in cells]
+        if (
+            len(names) >= 2
+            and all(0 < len(n) <= HEADER_CELL_CHARS and len(n.split()) <= 4 for n in names)
+            and not any(n.endswith((".", "!", "?")) for n in names)
+            and (following is None or len(following) >= len(names))
+        ):
+            return True
+    return False
+
+
 @functools.lru_cache(maxsize=64)
-def _fields_of_keys(keys: tuple[str, ...], columns: Columns) -> dict[str, str]:
-    """:func:`field_names` of a JSON object's keys, remembered: the records of a file
-    nearly always have the same keys. The dict returned is shared: read it, never change it."""
-    return field_names(keys, columns)
+def _fields_of_keys(keys: tuple[str, ...], columns: Columns) -> tuple[dict[str, str], str | None]:
+    """:func:`field_names` of a JSON object's keys and :func:`ambiguous_names`' problem,
+    remembered: the records of a file nearly always have the same keys. The dict returned is
+    shared: read it, never change it."""
+    return field_names(keys, columns), ambiguous_names(keys, columns)
 
 
 def field_names(available: Sequence[str], columns: Columns) -> dict[str, str]:
     """Role (abstract, title, id, area) -> the name it has in ``available``, matched without
-    regard to case; roles without a match are left out."""
+    regard to case; roles without a match are left out. (A role that several names match is
+    refused before: :func:`ambiguous_names`.)"""
     by_lower: dict[str, str] = {}
     for name in available:
         by_lower.setdefault(str(name).strip().lower(), name)
     return {
         role: by_lower[name.lower()] for role, name in columns.roles().items() if name.lower() in by_lower
     }
+
+
+def ambiguous_names(available: Sequence[str], columns: Columns) -> str | None:
+    """The problem when more than one of ``available`` names a role's column, without regard
+    to case (``Abstract`` and ``abstract``): which one is meant cannot be told, whatever their
+    order. The same rule for CSV headers, Parquet columns and JSON fields."""
+    for name in columns.roles().values():
+        same = [str(n) for n in available if str(n).strip().lower() == name.lower()]
+        if len(same) > 1:
+            listed = ", ".join(repr(n) for n in same)
+            return f"{len(same)} columns named {name!r} ({listed}), not told apart"
+    return None
+
+
+def missing_named(
+    available: Sequence[str], columns: Columns, where: str, what: str = "column"
+) -> InputError | None:
+    """An error for a column the user named (``--title-column``, ``--id-column``,
+    ``--label-column``) that ``available`` lacks, with the close matches: an option given is
+    never ignored."""
+    fields = field_names(available, columns)
+    missing = [role for role in sorted(columns.named) if role != "abstract" and role not in fields]
+    if not missing:
+        return None
+    role = missing[0]
+    name = columns.roles()[role]
+    names = [str(n) for n in available]
+    close = difflib.get_close_matches(name.lower(), [n.lower() for n in names], n=3, cutoff=0.5)
+    hint = f"; did you mean {' or '.join(repr(n) for n in names if n.lower() in close)}?" if close else ""
+    listed = ", ".join(repr(n) for n in names[:20]) + (", ..." if len(names) > 20 else "")
+    option = "--label-column" if role == "area" else f"--{role}-column"
+    return InputError(
+        f"no {what} {name!r} for the {ROLE_NAMES[role]} ({what}s: {listed}){hint}",
+        where=where,
+        fix=f"Name one the file has with {option}, or leave the option out.",
+    )
+
+
+ROLE_NAMES = {"title": "titles", "id": "ids", "area": "areas"}
 
 
 def _no_abstract(available: Sequence[str], columns: Columns, what: str) -> str:
@@ -219,15 +325,21 @@ class _KeptInJson:
         self.unseen = {name.lower(): name for name in self.keep} if self.active else {}
 
     def check(self, value, where: str) -> InputError | None:
-        """The typo in the first record's kept fields, if any; notes which names were seen."""
-        if not self.active or not isinstance(value, dict):
+        """The typo in the first record's kept fields, if any, or a field named by an option
+        (``--title-column``) that it lacks; notes which names were seen."""
+        if not isinstance(value, dict):
             return None
-        for key in value:
-            if isinstance(key, str):
-                self.unseen.pop(key.strip().lower(), None)
+        if self.active:
+            for key in value:
+                if isinstance(key, str):
+                    self.unseen.pop(key.strip().lower(), None)
         if self.first:
             self.first = False
-            return _missing_kept(list(value), self.keep, where, what="field", typos_only=True)
+            keys = [key for key in value if isinstance(key, str)]
+            columns = self.source.options.columns
+            return missing_named(keys, columns, where, what="field") or (
+                _missing_kept(keys, self.keep, where, what="field", typos_only=True) if self.active else None
+            )
         return None
 
     def finish(self) -> None:
@@ -259,13 +371,19 @@ def _read_csv(source: _Source, delimiter: str | None = None) -> Iterator[Record 
     problem = source.check_text(1, reader.line_num, f"{source.name}:1")
     index_of = {name: i for i, name in reversed(list(enumerate(header)))}
     fields = field_names(header, columns)
+    if problem is None and (twice := ambiguous_names(header, columns)):
+        problem = InputError(twice, where=f"{source.name}:1", fix="Rename all but one.")
     if problem is None and "abstract" not in fields:
         problem = InputError(
             _no_abstract(header, columns, "column"),
             where=f"{source.name}:1",
             fix=COLUMN_FIX.format(what="column"),
         )
-    problem = problem or _missing_kept(header, columns.keep, f"{source.name}:1")
+    problem = (
+        problem
+        or missing_named(header, columns, f"{source.name}:1")
+        or _missing_kept(header, columns.keep, f"{source.name}:1")
+    )
     if problem:  # the whole file is left out
         yield problem
         return
@@ -374,7 +492,9 @@ def _object_problem(value, where: str, columns: Columns) -> tuple[dict, InputErr
         return {}, InputError(
             f"a JSON {type(value).__name__}, not an object", where=where, fix=_shape_fix(columns)
         )
-    fields = _fields_of_keys(tuple(value), columns)
+    fields, twice = _fields_of_keys(tuple(value), columns)
+    if twice:
+        return {}, InputError(twice.replace("columns", "fields"), where=where, fix="Rename all but one.")
     record = {role: value[name] for role, name in fields.items()}
     if "abstract" not in record:
         return {}, InputError(
@@ -576,18 +696,17 @@ def _read_parquet(path: Path, options: _Options, rows: list[int]) -> Iterator[Re
         return
     names = table.schema_arrow.names
     fields = field_names(names, options.columns)
-    twice = next((n for n in fields.values() if names.count(n) > 1), None)
-    if twice is not None:
-        yield InputError(
-            f"{names.count(twice)} columns named {twice!r}", where=name, fix="Rename all but one."
-        )
+    if twice := ambiguous_names(names, options.columns):
+        yield InputError(twice, where=name, fix="Rename all but one.")
         return
     if "abstract" not in fields:
         yield InputError(
             _no_abstract(names, options.columns, "column"), where=name, fix=COLUMN_FIX.format(what="column")
         )
         return
-    if missing := _missing_kept(names, options.columns.keep, name):
+    if missing := missing_named(names, options.columns, name) or _missing_kept(
+        names, options.columns.keep, name
+    ):
         yield missing
         return
     keep = options.columns.keep
@@ -599,6 +718,11 @@ def _read_parquet(path: Path, options: _Options, rows: list[int]) -> Iterator[Re
         else [n for n in names if n.lower() in {k.lower() for k in keep}]
     )
     read = list(dict.fromkeys([*fields.values(), *kept_names]))
+    if same := next(
+        (n for n in read if names.count(n) > 1), None
+    ):  # (pyarrow reads such a column by index only)
+        yield InputError(f"{names.count(same)} columns named {same!r}", where=name, fix="Rename all but one.")
+        return
     for batch in _batches(table, read):
         if isinstance(batch, InputError):
             yield InputError(batch.what, where=name, fix=batch.fix)
