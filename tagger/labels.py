@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -260,6 +261,7 @@ def read_labelled_file(path: str | Path, columns: Columns | None = None) -> Trai
         [a.area for a in abstracts],
         str(path),
         ids=[abstract_id(a.text) for a in abstracts],
+        wheres=[f"{a.source}:{a.line}" for a in abstracts],
     )
 
 
@@ -270,13 +272,19 @@ def labelled_set(
     *,
     ids: Sequence[str] | None = None,
     order: Sequence[str] | None = None,
+    wheres: Sequence[str] | None = None,
 ) -> TrainingSet:
     """A training set of labelled documents (title and abstract) without area descriptions:
-    the areas are the distinct labels (sorted, or in ``order``)."""
+    the areas are the distinct labels (sorted, or in ``order``). Refused: areas whose names
+    differ only in case or spacing (``Clinical`` and ``clinical``), and one text labelled
+    with two areas (``wheres`` names each row in the messages)."""
     if len(documents) != len(areas):
         raise LabelError(
             f"{len(documents)} abstracts but {len(areas)} areas", where=origin, fix="Give one area each."
         )
+    ids = tuple(ids) if ids is not None else tuple(abstract_id(text) for text in documents)
+    _refuse_areas_alike(areas, origin)
+    _refuse_two_areas_of_one_text(ids, areas, wheres or [f"{origin}, row {i + 1}" for i in range(len(ids))])
     slugs = list(order) if order is not None else sorted(set(areas))
     if len(slugs) < 2:
         raise LabelError(
@@ -286,7 +294,34 @@ def labelled_set(
         areas=tuple(Area(slug, slug) for slug in slugs),
         texts=tuple(documents),
         labels=tuple(areas),
-        ids=tuple(ids) if ids is not None else tuple(abstract_id(text) for text in documents),
+        ids=ids,
         use_descriptions=False,
         origin=origin,
     )
+
+
+def _refuse_areas_alike(areas: Sequence[str], origin: str) -> None:
+    counts = Counter(areas)
+    by_key: dict[str, list[str]] = {}
+    for area in counts:
+        by_key.setdefault(" ".join(str(area).split()).casefold(), []).append(area)
+    for names in by_key.values():
+        if len(names) > 1:
+            listed = " and ".join(f"{name!r} ({counts[name]})" for name in names)
+            raise LabelError(
+                f"areas {listed} differ only in case or spacing",
+                where=origin,
+                fix="Write each area one way (one area), or give them names that differ (two).",
+            )
+
+
+def _refuse_two_areas_of_one_text(ids: Sequence[str], areas: Sequence[str], wheres: Sequence[str]) -> None:
+    first: dict[str, int] = {}
+    for i, id_ in enumerate(ids):
+        j = first.setdefault(id_, i)
+        if areas[j] != areas[i]:
+            raise LabelError(
+                f"this abstract is labelled {areas[j]!r} at {wheres[j]} and {areas[i]!r} here",
+                where=wheres[i],
+                fix="Keep the one row you mean.",
+            )

@@ -17,6 +17,7 @@ Training is a short pipeline::
 from __future__ import annotations
 
 import datetime
+import difflib
 import itertools
 import platform
 import warnings
@@ -598,8 +599,13 @@ def measurable(training_set: TrainingSet) -> tuple[np.ndarray, tuple[str, ...]]:
         )
     if not single:
         return everything, ()
+    close = [
+        f" (did you mean {match[0]!r}?)" if (match := difflib.get_close_matches(slug, measured, n=1)) else ""
+        for slug in single
+    ]
+    named = ", ".join(f"{slug!r}{hint}" for slug, hint in zip(single, close))
     warnings.warn(
-        f"only one labelled abstract of {', '.join(repr(slug) for slug in single)}: trained on, but left "
+        f"only one labelled abstract of {named}: trained on, but left "
         "out of the cross-validated figures (label another to measure it)",
         TaggerWarning,
         stacklevel=3,

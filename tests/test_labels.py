@@ -122,3 +122,44 @@ def test_a_users_labelled_file_brings_its_own_areas(tmp_path):
     write_csv(path, ["abstract", "area"], [["Robots grasp cups.", "robots"], ["Proteins fold.", ""]])
     with pytest.raises(LabelError, match=r"mine.csv:3: no 'area' for this abstract"):
         read_labelled_file(path)
+
+
+def test_areas_that_differ_only_in_case_are_refused_not_made_two(capsys, tmp_path):
+    from conftest import run
+
+    rows = [
+        ("Clinical", "Patients in the trial."),
+        ("clinical", "A cohort of patients."),
+        ("physics", "Quarks."),
+    ]
+    path = tmp_path / "mine.csv"
+    with open(path, "w", newline="") as stream:
+        csv.writer(stream).writerows([("area", "abstract"), *rows, ("physics", "Gluons.")])
+    with pytest.raises(LabelError, match=r"areas 'Clinical' \(1\) and 'clinical' \(1\) differ only in case"):
+        read_labelled_file(path)
+    status, _, err = run(capsys, "train", "--data", path, "--model", tmp_path / "model")
+    assert status == 2 and "differ only in case or spacing" in err and not (tmp_path / "model").exists()
+
+
+def test_one_text_labelled_with_two_areas_in_a_users_file_is_refused(tmp_path):
+    path = tmp_path / "mine.jsonl"
+    rows = [("physics", "Quarks."), ("biology", "Cells."), ("biology", "Quarks."), ("physics", "Gluons.")]
+    path.write_text("".join(json.dumps({"area": a, "abstract": t}) + "\n" for a, t in rows))
+    with pytest.raises(LabelError) as raised:
+        read_labelled_file(path)
+    message = str(raised.value)
+    assert "mine.jsonl:3: this abstract is labelled 'physics' at " in message
+    assert "mine.jsonl:1 and 'biology' here. Keep the one row you mean." in message
+
+
+def test_an_area_seen_once_is_warned_of_with_the_area_it_may_mean():
+    from tagger.errors import TaggerWarning
+    from tagger.labels import labelled_set
+    from tagger.training import measurable
+
+    texts = [f"text {i}" for i in range(7)]
+    training = labelled_set(texts, ["proteins"] * 3 + ["physics"] * 3 + ["Protien"], "mine.csv")
+    with pytest.warns(
+        TaggerWarning, match=r"only one labelled abstract of 'Protien' \(did you mean 'proteins'\?\)"
+    ):
+        measurable(training)
