@@ -39,6 +39,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .prediction import right as is_right
+
 # Held-out abstracts are also scored cut to their first this many words.
 PROBE_WORDS = (3, 6, 12, 25, 50)
 # What fitting may choose; a model card outside these ranges is refused when loaded.
@@ -192,7 +194,7 @@ def fit_top_label(probabilities: np.ndarray, truth: np.ndarray, evidence: np.nda
     least = float(np.quantile(evidence, TOP_EVIDENCE_QUANTILE)) if len(evidence) else 0.0
     strength = TopLabelMap(evidence=least).strength(evidence)
     confidence = probabilities.max(axis=1)
-    right = probabilities.argmax(axis=1) == truth
+    right = is_right(probabilities, truth)
     n_right, n_wrong = right.sum(), (~right).sum()
     target = np.where(right, (n_right + 1) / (n_right + 2), 1 / (n_wrong + 2))
 

@@ -140,6 +140,8 @@ class Evaluation:
     new_labels: NewLabels | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
     # areas trained on but not measured: one labelled abstract each, without area descriptions
     left_out: tuple[str, ...] | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
+    # abstracts whose two likeliest areas were tied: no answer, counted wrong (none: not written)
+    ties: int | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
 
 
 @dataclass(frozen=True)

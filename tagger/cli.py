@@ -19,6 +19,7 @@ from . import __version__, output, reading
 from .batch import default_jobs as batch_jobs
 from .errors import InputError, TaggerError, UsageError, WorkerError
 from .prediction import COLUMNS as PREDICTION_COLUMNS
+from .prediction import NO_AREA
 
 DEFAULT_MODEL_DIR = "models"
 EXIT_SKIPPED = 3  # --skip-bad left records out
@@ -479,7 +480,11 @@ def _predict(args: argparse.Namespace) -> int:
             f"({listed}): not written (name them with --keep, or write JSON lines)"
         )
     headings = f" ({len(report.headings)} heading(s) skipped)" if report.headings else ""
-    per_area = ", ".join(f"{area} {n}" for area, n in areas.most_common())
+    ties = areas.pop(NO_AREA, 0)
+    per_area = ", ".join(
+        [f"{area} {n}" for area, n in areas.most_common()]
+        + ([f"no area {ties} (two areas equally likely: no word the model knows?)"] if ties else [])
+    )
     print(
         f"tagged {report.read} abstract(s) from {report.files} file(s){headings}"
         + (f": {per_area}" if per_area else "")
@@ -631,7 +636,7 @@ def _queue(args: argparse.Namespace, model, store, report: reading.ReadReport, a
     if abstracts is None:
         abstracts = reading.read_abstracts(args.paths, **_read_options(args, report))
     if getattr(args, "relabel", False):
-        return relabel_queue(abstracts, model, current, args.n)
+        return relabel_queue(abstracts, model, current, args.n, _training_set(args))
     return suggest(abstracts, model, args.n, exclude=set(current))
 
 

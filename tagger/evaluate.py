@@ -10,6 +10,7 @@ import numpy as np
 
 from .card import Evaluation, HeldOutEvaluation, Review
 from .errors import UsageError
+from .prediction import right
 
 CALIBRATION_BINS = 10
 
@@ -60,9 +61,11 @@ def summary(labels: Sequence[str], probabilities: np.ndarray, slugs: Sequence[st
     precision, recall, F1 and support, and the confusion matrix, as plain data."""
     from sklearn.metrics import confusion_matrix, f1_score, precision_recall_fscore_support
 
+    from .prediction import NO_AREA, decided
+
     slugs = list(slugs)
-    predicted = [slugs[k] for k in probabilities.argmax(axis=1)]
-    correct = np.asarray(predicted) == np.asarray(labels)
+    predicted = [slugs[k] if k >= 0 else NO_AREA for k in decided(probabilities).tolist()]
+    correct = np.asarray(predicted, dtype=object) == np.asarray(labels, dtype=object)
     present = [slug for slug in slugs if slug in set(labels)]
     precision, recall, f1, support = precision_recall_fscore_support(
         labels, predicted, labels=slugs, zero_division=0
@@ -71,6 +74,7 @@ def summary(labels: Sequence[str], probabilities: np.ndarray, slugs: Sequence[st
     macro_f1 = f1_score(labels, predicted, labels=present, average="macro", zero_division=0)
     return {
         "labelled_abstracts": len(labels),
+        "ties": predicted.count(NO_AREA) or None,
         "accuracy": round(float(correct.mean()), 4),
         "macro_f1": round(float(macro_f1), 4),
         "ece": round(expected_calibration_error(probabilities.max(axis=1), correct), 4),
@@ -118,7 +122,7 @@ def test_model(
     probabilities = model.predict_proba(list(texts))
     slugs = list(model.areas)
     confidence = probabilities.max(axis=1)
-    correct = probabilities.argmax(axis=1) == np.array([slugs.index(label) for label in labels], dtype=int)
+    correct = right(probabilities, np.array([slugs.index(label) for label in labels], dtype=int))
     share, accuracy = flagged_figures(confidence, correct, model.review_threshold)
     evaluation = Evaluation(
         scheme=f"{name} tested",
@@ -144,7 +148,7 @@ def held_out_evaluation(
     probabilities = model.predict_proba(list(texts))
     figures = summary(list(areas), probabilities, model.areas)
     confidence = probabilities.max(axis=1)
-    correct = probabilities.argmax(axis=1) == np.array([list(model.areas).index(a) for a in areas])
+    correct = right(probabilities, np.array([list(model.areas).index(a) for a in areas], dtype=int))
     flagged, accuracy_unflagged = flagged_figures(confidence, correct, model.review_threshold)
     payload = json.dumps([list(texts), list(areas)], ensure_ascii=False).encode("utf-8")
     return HeldOutEvaluation(
@@ -209,6 +213,14 @@ def format_report(evaluation: Evaluation, review: Review) -> str:
             else []
         ),
         f"accuracy  {evaluation.accuracy:.3f}",
+        *(
+            [
+                f"ties      {evaluation.ties} abstract(s) with two areas equally likely: "
+                "no answer, counted wrong"
+            ]
+            if evaluation.ties
+            else []
+        ),
         f"macro-F1  {evaluation.macro_f1:.3f}",
         f"ECE       {evaluation.ece:.3f}   (expected calibration error, {CALIBRATION_BINS} bins)",
         f"review    below {review.threshold:.3f} confidence: {review.share_flagged:.0%} of abstracts "

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .batch import chunked, tag_abstracts, tag_blocks
+from .batch import chunked, tag_blocks
 from .labels import Area
 from .model import Model
 from .prediction import Prediction, predictions
@@ -146,15 +146,31 @@ def _tfidf_rows(abstracts: list[Abstract], model: Model):
 
 
 def relabel_queue(
-    abstracts: Iterable[Abstract], model: Model, current: dict[str, str], n: int
+    abstracts: Iterable[Abstract], model: Model, current: dict[str, str], n: int, training_set
 ) -> list[Suggestion]:
     """The ``n`` labelled abstracts whose labels the model doubts most, to review by hand:
     ``current`` maps the digest of a text (:func:`tagger.reading.abstract_id`) to its area
-    now; the abstracts whose current area gets the lowest probability come first (a possible
-    label error first)."""
-    labelled = [(a, area) for a in _once_each(abstracts, set()) if (area := current.get(abstract_id(a.text)))]
-    tagged = tag_abstracts([a for a, _ in labelled], model)
-    items = [Suggestion(a, prediction, area) for (_, area), (a, prediction) in zip(labelled, tagged)]
+    now. Each label is judged by a model that never saw it: the out-of-fold probabilities of
+    ``training_set`` (the labels and texts, cross-validated with the settings ``model``
+    chose), as ``tagger evaluate`` finds possible label errors; a model's guess about an
+    abstract it was trained on agrees with its label whether the label is right or not. The
+    abstracts whose current area gets the lowest probability come first. (An area with one
+    label cannot be measured out of fold: its abstracts are not in the queue.)"""
+    from .training import cross_validate
+
+    validation = cross_validate(training_set, previous=model.card)
+    rows = validation.rows if validation.rows is not None else np.arange(len(training_set.labels))
+    areas = [area.slug for area in training_set.areas]
+    out_of_fold = {training_set.ids[i]: validation.probabilities[k] for k, i in enumerate(rows.tolist())}
+    labelled = [
+        (a, area, out_of_fold[digest])
+        for a in _once_each(abstracts, set())
+        if (area := current.get(digest := abstract_id(a.text))) and digest in out_of_fold
+    ]
+    if not labelled:
+        return []
+    guesses = predictions(np.array([row for _, _, row in labelled]), areas, model.threshold(None))
+    items = [Suggestion(a, guess, area) for (a, area, _), guess in zip(labelled, guesses)]
     items.sort(key=lambda item: item.prediction.scores.get(item.current, 0.0))
     return items[:n]
 

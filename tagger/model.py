@@ -147,7 +147,7 @@ class Model:
         """
         if isinstance(texts, str):
             return self.predict([texts], review_below=review_below, explain=explain)[0]
-        matrix, evidence = self.features.transform_with_evidence(_as_texts(texts))
+        matrix, evidence = self.features.transform_with_evidence(_as_abstracts(texts))
         probabilities = self._calibrated(matrix, evidence)
         results = predictions(probabilities, self.areas, self.threshold(review_below))
         if explain:
@@ -303,6 +303,19 @@ def _as_texts(texts: Iterable[str]) -> list[str]:
             raise UsageError(
                 f"text {i} is a {type(text).__name__}, not a str", fix="Pass abstracts as strings."
             )
+    return texts
+
+
+def _as_abstracts(texts: Iterable[str]) -> list[str]:
+    """Texts to tag, each checked as an abstract read from a file is (empty, too long): the
+    one rule of :func:`tagger.reading.records.abstract_problem` for the command line and
+    :meth:`Model.predict`. (``predict_proba`` takes any text, as scikit-learn's does.)"""
+    from .reading.records import abstract_problem
+
+    texts = _as_texts(texts)
+    for i, text in enumerate(texts):
+        if problem := abstract_problem(text):
+            raise UsageError(f"text {i}: {problem.what}", fix=problem.fix)
     return texts
 
 

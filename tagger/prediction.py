@@ -17,6 +17,11 @@ COLUMNS = ("area", "confidence", "runner_up", "runner_up_confidence", "needs_rev
 # model did not see, they hold the reader's area 0.84 of the time (the top area alone: 0.72),
 # with 1.34 tags an abstract (tests/benchmarks/bench_tags.py).
 RUNNER_UP_TAG = 0.15
+# The area of an abstract the model cannot place: its two likeliest areas are equally likely
+# (an abstract with no word the model knows gives every area the same probability). A tie is
+# no answer: it is flagged for review, counted apart in summaries, and never counted right.
+NO_AREA = ""
+TIE = 1e-12  # two probabilities closer than this are equal (real ties differ by rounding only)
 
 
 @dataclass(frozen=True)
@@ -65,13 +70,28 @@ def prediction_columns(
     rows = np.arange(len(probabilities))
     best, second = two_best(probabilities)
     confidence = probabilities[rows, best]
+    tied = confidence - probabilities[rows, second] <= TIE
     return {
-        "area": names[best],
+        "area": np.where(tied, NO_AREA, names[best]),
         "confidence": confidence,
         "runner_up": names[second],
         "runner_up_confidence": probabilities[rows, second],
-        "needs_review": confidence < review_threshold,
+        "needs_review": (confidence < review_threshold) | tied,
     }
+
+
+def decided(probabilities: np.ndarray) -> np.ndarray:
+    """Each row's most likely area (an index), or -1 where the two likeliest are tied (no
+    answer). What every figure counts as the model's answer."""
+    best, second = two_best(probabilities)
+    rows = np.arange(len(probabilities))
+    tied = probabilities[rows, best] - probabilities[rows, second] <= TIE
+    return np.where(tied, -1, best)
+
+
+def right(probabilities: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """Whether each row's answer is the area ``truth`` holds (indices); a tie is never right."""
+    return decided(probabilities) == np.asarray(truth)
 
 
 def two_best(probabilities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -98,16 +118,23 @@ def top_areas(
 
 def default_tags(probabilities: np.ndarray, areas: Sequence[str]) -> list[list[tuple[str, float]]]:
     """Per row: the top area, and the runner-up when it is close (:data:`RUNNER_UP_TAG`):
-    from the two best of each row alone (a batch of millions makes no list of every area)."""
+    from the two best of each row alone (a batch of millions makes no list of every area).
+    A tie (no answer) has no tag."""
     names = np.asarray(areas, dtype=object)
     rows = np.arange(len(probabilities))
     best, second = two_best(probabilities)
-    top, close = probabilities[rows, best].tolist(), probabilities[rows, second]
+    top, close = probabilities[rows, best], probabilities[rows, second]
     both = close >= RUNNER_UP_TAG
+    tied = top - close <= TIE
     return [
-        [(first, p), (then, q)] if two else [(first, p)]
-        for first, p, then, q, two in zip(
-            names[best].tolist(), top, names[second].tolist(), close.tolist(), both.tolist()
+        [] if tie else [(first, p), (then, q)] if two else [(first, p)]
+        for first, p, then, q, two, tie in zip(
+            names[best].tolist(),
+            top.tolist(),
+            names[second].tolist(),
+            close.tolist(),
+            both.tolist(),
+            tied.tolist(),
         )
     ]
 

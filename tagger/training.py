@@ -53,6 +53,7 @@ from .errors import LabelError, TaggerWarning
 from .features import evidence
 from .labels import TrainingSet
 from .model import Model
+from .prediction import right
 from .settings import SELECTION_GRID, WEIGHT_FROM, WEIGHT_GRID, TrainingSettings
 
 # Cross-validation: leave-one-out up to this many labelled abstracts, stratified k-fold above.
@@ -497,7 +498,7 @@ def calibrate(
     )
     probabilities = calibrated(out_of_fold.scores, temperature, evidence_scale, top_label)
     confidence = probabilities.max(axis=1)
-    correct = probabilities.argmax(axis=1) == truth
+    correct = right(probabilities, truth)
     threshold = evaluate.review_threshold(confidence, correct, settings.review_accuracy)
     share_flagged, accuracy_unflagged = evaluate.flagged_figures(confidence, correct, threshold)
     review = Review(

@@ -82,3 +82,21 @@ def test_labelled_data_with_other_column_names_trains_from_the_command_line_and_
     assert from_python.predict("robot arm gripper").area == "robots"
     status, out, _ = run(capsys, "evaluate", "--model", tmp_path / "m", *args)
     assert status == 0 and out.startswith(f"the model in {tmp_path / 'm'} tested on 12 labelled abstracts")
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t "])
+def test_an_empty_abstract_is_refused_by_python_as_by_the_command_line(capsys, tmp_path, text):
+    import json
+
+    from conftest import run
+
+    import tagger
+    from tagger.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"^text 0: empty abstract\. Fill it in or remove the record\.$"):
+        tagger.predict(text)
+    with pytest.raises(UsageError, match=r"^text 1: empty abstract"):
+        tagger.predict(["Robots grasp cups.", text])
+    (tmp_path / "a.jsonl").write_text(json.dumps({"abstract": text}) + "\n")
+    status, _, err = run(capsys, "predict", tmp_path / "a.jsonl")
+    assert status == 2 and "a.jsonl:1: empty abstract. Fill it in or remove the record." in err

@@ -153,15 +153,27 @@ paragraph = st.lists(line, min_size=1, max_size=4).map("\n".join)
 
 
 @given(st.lists(paragraph, min_size=1, max_size=8), st.sampled_from(["\n\n", "\n \n", "\r\n\r\n", "\n\n\n"]))
-def test_every_txt_paragraph_is_one_abstract_or_the_leading_heading(tmp_path_factory, paragraphs, separator):
+def test_every_txt_paragraph_is_one_abstract_or_one_a_line_with_a_note(
+    tmp_path_factory, paragraphs, separator
+):
+    """Each paragraph is one abstract, or (its lines ending their sentences, or titles) one
+    abstract a line with a note; a leading heading is none. Nothing is lost or merged."""
     path = tmp_path_factory.mktemp("txt") / "abstracts.txt"
     path.write_text(separator.join(paragraphs), encoding="utf-8", newline="")
     report = ReadReport()
-    abstracts = list(read_abstracts([path], report=report))
-    assert len(abstracts) + len(report.headings) == len(paragraphs)
+    texts = [a.text for a in read_abstracts([path], report=report)]
     assert report.headings in ([], [f"{path}:1"])
-    expected = paragraphs[len(report.headings) :]
-    assert [a.text for a in abstracts] == [" ".join(join_broken_words(p).split()) for p in expected]
+    clean = lambda text: " ".join(join_broken_words(text).split())  # noqa: E731
+    at, split = 0, 0
+    for paragraph in paragraphs[len(report.headings) :]:
+        if texts[at : at + 1] == [clean(paragraph)]:
+            at += 1
+            continue
+        lines = [clean(line) for line in paragraph.split("\n")]
+        assert texts[at : at + len(lines)] == lines
+        at, split = at + len(lines), split + 1
+    assert at == len(texts)
+    assert split == sum("read one abstract per line" in note for note in report.notes)
 
 
 # NUL marks a binary file (see test_bad_input.py), so it is left out here.

@@ -251,3 +251,24 @@ def test_evaluate_measures_exactly_what_train_reports(capsys, tmp_path, monkeypa
     assert _headline(report) == _headline(trained) and len(_headline(trained)) == 3
     status, without, _ = run(capsys, "evaluate")
     assert status == 0 and "pseudo-labels" not in without.splitlines()[0]
+
+
+def test_a_tie_is_no_answer_flagged_counted_apart_and_never_right(shipped):
+    from tagger.prediction import NO_AREA
+
+    prediction = shipped.predict("zzqx wvvt ppqr")  # no word the model knows: every area alike
+    assert prediction.area == NO_AREA and prediction.needs_review and prediction.tags == []
+    probabilities = np.array([[0.5, 0.5], [0.5, 0.5], [0.9, 0.1], [0.2, 0.8]])
+    figures = summary(["a", "b", "a", "b"], probabilities, ["a", "b"])
+    assert figures["accuracy"] == 0.5 and figures["ties"] == 2  # the two ties count wrong, whichever label
+    assert summary(["a", "b"], probabilities[2:], ["a", "b"])["ties"] is None
+
+
+def test_the_command_line_counts_ties_apart(capsys, tmp_path):
+    from conftest import run
+
+    (tmp_path / "a.txt").write_text("zzqx wvvt ppqr.\n\nRobots grasp cups with a two-finger gripper.\n")
+    status, out, err = run(capsys, "predict", tmp_path / "a.txt")
+    rows = out.splitlines()[1:]
+    assert status == 0 and rows[0].split(",")[3] == "" and rows[0].endswith(",True,")
+    assert "robotics 1, no area 1 (two areas equally likely" in err

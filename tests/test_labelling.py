@@ -300,9 +300,38 @@ def test_relabel_shows_the_labels_the_model_doubts_most_first(project, monkeypat
     (project / "labels" / "labels.csv").write_text(
         text.replace(f"{flipped},{true_area},", f"{flipped},{wrong},", 1)
     )
-    monkeypatch.setattr(sys, "stdin", io.StringIO("1\n"))
-    assert main(["label", "seeds", "--relabel", "--n", "1"]) == 0
+    monkeypatch.setattr(sys, "stdin", io.StringIO(f"{true_area}\n" * 5))
+    assert main(["label", "seeds", "--relabel", "--n", "5"]) == 0
     out = capsys.readouterr().out
-    assert f"id {flipped}" in out and f"labelled {wrong} now" in out
+    assert f"id {flipped}" in out and f"labelled {wrong} now" in out  # among the five most doubted
     assert {r["abstract_id"]: r["area"] for r in label_rows(project)}[flipped] == true_area
     assert len(label_rows(project)) == 38
+
+
+def test_relabel_judges_each_label_by_a_model_that_never_saw_it(tmp_path):
+    """A label flipped to a wrong area: the model trained on it agrees with it (in-sample),
+    the out-of-fold model does not, and the queue shows the out-of-fold guess, flipped label
+    first."""
+    from conftest import copy_project
+
+    from tagger.labelling import relabel_queue
+    from tagger.labels import load_training_set
+    from tagger.reading import abstract_id, read_abstracts
+    from tagger.training import train
+
+    project = copy_project(tmp_path)
+    path = project / "labels" / "labels.csv"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    flipped = next(i for i, line in enumerate(lines) if ",robotics," in line)
+    digest = lines[flipped].split(",", 1)[0]
+    lines[flipped] = lines[flipped].replace(",robotics,", ",theory,", 1)
+    path.write_text("".join(lines), encoding="utf-8")
+    training_set = load_training_set(project / "labels", [project / "seeds"])
+    model = train(training_set)
+    abstracts = list(read_abstracts([project / "seeds"]))
+    current = dict(zip(training_set.ids, training_set.labels))
+    [item, *_] = relabel_queue(abstracts, model, current, 3, training_set)
+    assert abstract_id(item.abstract.text) == digest and item.current == "theory"
+    in_sample = model.predict(item.abstract.document)
+    assert item.prediction.scores["theory"] < in_sample.scores["theory"]
+    assert item.prediction.area != "theory"

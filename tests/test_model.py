@@ -16,6 +16,7 @@ from tagger import Prediction, load_model, predict
 from tagger.card import FORMAT_VERSION, ModelCard
 from tagger.errors import ModelError, TaggerError, UsageError
 from tagger.model import CARD_FILE, Model, shipped_model_dir
+from tagger.prediction import NO_AREA
 from tagger.reading import read_abstracts
 
 SEED_TEXTS = [a.text for a in read_abstracts(SEED_FILES)]
@@ -26,9 +27,17 @@ def check(prediction, areas):
     assert list(prediction.scores) == list(areas)
     assert math.isclose(sum(prediction.scores.values()), 1.0, rel_tol=1e-9)
     assert all(0.0 <= p <= 1.0 for p in prediction.scores.values())
-    assert prediction.confidence == prediction.scores[prediction.area] == max(prediction.scores.values())
+    assert prediction.confidence == max(prediction.scores.values())
+    if prediction.area == NO_AREA:  # a tie: no answer, flagged
+        assert prediction.needs_review and prediction.confidence - prediction.runner_up_confidence <= 1e-12
+        return
+    assert prediction.confidence == prediction.scores[prediction.area]
     assert prediction.runner_up != prediction.area
     assert prediction.runner_up_confidence <= prediction.confidence
+
+
+def blank(text: str) -> bool:
+    return not text or text.isspace()
 
 
 def test_predict_one_abstract_returns_a_prediction(shipped):
@@ -93,21 +102,30 @@ def test_non_text_input_is_a_usage_error():
 
 
 @given(st.text())
-def test_any_unicode_text_gets_a_valid_prediction(shipped, text):
+def test_any_unicode_text_gets_a_valid_prediction_or_is_refused_when_blank(shipped, text):
+    if blank(text):
+        with pytest.raises(UsageError, match="empty abstract"):
+            predict(text)
+        return
     check(predict(text), shipped.areas)
 
 
 @given(st.lists(st.text(max_size=300), max_size=5))
 def test_any_batch_of_unicode_text_gets_one_prediction_each(shipped, texts):
+    if any(blank(text) for text in texts):
+        with pytest.raises(UsageError, match="empty abstract"):
+            predict(texts)
+        return
     predictions = predict(texts)
     assert len(predictions) == len(texts)
     for prediction in predictions:
         check(prediction, shipped.areas)
 
 
-def test_text_without_known_words_gets_equal_scores(shipped):
-    prediction = predict("")
+def test_text_without_known_words_gets_equal_scores_and_no_answer(shipped):
+    prediction = predict("zzqx wvvt ppqr")
     assert prediction.confidence == pytest.approx(1 / len(shipped.areas))
+    assert prediction.area == NO_AREA and prediction.needs_review
 
 
 def test_save_then_load_gives_the_same_model(shipped, tmp_path):
@@ -205,9 +223,10 @@ def test_all_user_errors_share_one_type():
 def test_needs_review_follows_the_threshold(shipped):
     texts = [*SEED_TEXTS[:5], "graph neural networks", "deep learning"]
     for prediction in predict(texts):
-        assert prediction.needs_review == (prediction.confidence < shipped.review_threshold)
+        tie = prediction.area == NO_AREA  # no answer: flagged whatever the threshold
+        assert prediction.needs_review == (tie or prediction.confidence < shipped.review_threshold)
     assert all(p.needs_review for p in predict(texts, review_below=1.0))
-    assert not any(p.needs_review for p in predict(texts, review_below=0.0))
+    assert not any(p.needs_review for p in predict(texts, review_below=0.0) if p.area != NO_AREA)
     assert 0 < shipped.review_threshold <= 1
 
 
@@ -232,7 +251,7 @@ def test_top_terms_are_the_terms_pushing_toward_the_area(shipped):
     assert max(expected.values()) == pytest.approx(pushes[0], abs=1e-4)
 
 
-@given(st.text(max_size=300))
+@given(st.text(max_size=300).filter(lambda text: not blank(text)))
 def test_explaining_any_text_works(shipped, text):
     prediction = predict(text, explain=True)
     check(prediction, shipped.areas)

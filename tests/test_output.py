@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tagger
+from tagger.prediction import NO_AREA
 
 ROWS = 38 + 1  # the seeds' rows and the header
 
@@ -144,8 +145,10 @@ def test_top_tags_are_the_most_likely_areas_above_the_floor(k, floor, word):
     assert [p for _, p in tags] == sorted((p for _, p in tags), reverse=True)
     expected = sorted(prediction.scores.items(), key=lambda item: -item[1])[:k]
     assert tags == [(area, p) for area, p in expected if p >= floor]
-    if prediction.confidence >= floor:
+    if prediction.confidence >= floor and prediction.area != NO_AREA:
         assert tags[0] == (prediction.area, prediction.confidence)
+    elif prediction.confidence >= floor:  # a tie: the first of the equal areas, though no answer
+        assert tags[0][1] == prediction.confidence
 
 
 def test_tags_and_kept_columns_in_csv_and_json_lines(capsys, tmp_path):
@@ -277,12 +280,16 @@ def test_csv_cells_by_column_equal_the_rows_written_one_dict_at_a_time(shipped, 
     )
 )
 def test_default_tags_are_the_area_and_a_close_runner_up(rows):
-    from tagger.prediction import RUNNER_UP_TAG, default_tags, predictions
+    from tagger.prediction import NO_AREA, RUNNER_UP_TAG, default_tags, predictions
 
     probabilities = np.array(rows) / np.array(rows).sum(axis=1, keepdims=True)
     areas = ["a", "b", "c"]
     for tags, prediction in zip(default_tags(probabilities, areas), predictions(probabilities, areas, 0.5)):
         assert tags == prediction.tags
+        if prediction.area == NO_AREA:  # a tie: no answer, no tag
+            assert tags == [] and prediction.needs_review
+            assert prediction.confidence - prediction.runner_up_confidence <= 1e-12
+            continue
         assert tags[0] == (prediction.area, prediction.confidence)  # the area, whatever its probability
         close = prediction.runner_up_confidence >= RUNNER_UP_TAG
         assert tags[1:] == ([(prediction.runner_up, prediction.runner_up_confidence)] if close else [])

@@ -418,12 +418,18 @@ def _read_csv(source: _Source, delimiter: str | None = None) -> Iterator[Record 
 
 
 def _record_problem(record: dict, where: str) -> InputError | None:
-    """The problem with a record's abstract (role -> value), if it has one: empty, or over
-    :data:`MAX_ABSTRACT_CHARS`."""
-    text = record["abstract"]
+    """The problem with a record's abstract (role -> value), if it has one (see
+    :func:`abstract_problem`)."""
+    return abstract_problem(record["abstract"], where)
+
+
+def abstract_problem(text: str, where: str | None = None) -> InputError | None:
+    """What is wrong with a text as an abstract to tag, if anything: empty (or only
+    whitespace), or over :data:`MAX_ABSTRACT_CHARS`. The one rule for files, stdin and the
+    Python API."""
     if not text or text.isspace():
         return InputError("empty abstract", where=where, fix="Fill it in or remove the record.")
-    return _too_long(len(text), where)
+    return _too_long(len(text), where or "")
 
 
 def _kept(fields: Iterable[tuple[str, object]], keep: tuple[str, ...]) -> dict | None:
