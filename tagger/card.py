@@ -85,6 +85,9 @@ class Calibration:
     top_evidence: float = 0.0
     # what the calibration was fitted on (cards written before it do not say)
     fitted_on: str | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
+    # the most confidence the labels can back: (n + 1) / (n + k) for n labels of k areas
+    # (cards written before it have none: no ceiling)
+    ceiling: float | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
 
     def __post_init__(self) -> None:
         low, high = TEMPERATURE_RANGE
@@ -96,6 +99,7 @@ class Calibration:
             value = getattr(self, name)
             _require(low - 1e-9 * abs(low) <= value <= high + 1e-9 * abs(high), f"calibration.{name}")
         _require(0.0 <= self.top_evidence < float("inf"), "calibration.top_evidence")
+        _require(self.ceiling is None or 0.0 < self.ceiling <= 1.0, "calibration.ceiling")
 
     @property
     def top_label(self) -> TopLabelMap:

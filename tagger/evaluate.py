@@ -56,6 +56,33 @@ def review_threshold(confidence: np.ndarray, correct: np.ndarray, target: float)
     return float(confidence[order][meets[-1]]) if len(meets) else 1.0
 
 
+# With fewer labelled abstracts than this, an ECE says little (its bins hold a handful each):
+# it is shown as too few to measure.
+MEASURE_CALIBRATION_FROM = 100
+
+
+def accuracy_interval(accuracy: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson interval of an accuracy measured on ``n`` abstracts."""
+    if n == 0:
+        return 0.0, 1.0
+    centre = (accuracy + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * np.sqrt(accuracy * (1 - accuracy) / n + z * z / (4 * n * n))
+    return max(0.0, float(centre - half)), min(1.0, float(centre + half))
+
+
+def accuracy_text(accuracy: float, n: int) -> str:
+    """'0.833 (95% interval 0.44-0.97)': how sure a figure on ``n`` abstracts is."""
+    low, high = accuracy_interval(accuracy, n)
+    return f"{accuracy:.3f} (95% interval {low:.2f}-{high:.2f})"
+
+
+def ece_text(ece: float, n: int) -> str:
+    """'0.019', or with a word when ``n`` labelled abstracts are too few to measure it."""
+    if n < MEASURE_CALIBRATION_FROM:
+        return f"{ece:.3f} (too few labels to measure calibration: {n})"
+    return f"{ece:.3f}"
+
+
 def summary(labels: Sequence[str], probabilities: np.ndarray, slugs: Sequence[str]) -> dict:
     """Accuracy, macro-F1 (over the areas that have labelled abstracts), ECE, per-area
     precision, recall, F1 and support, and the confusion matrix, as plain data."""
@@ -212,7 +239,7 @@ def format_report(evaluation: Evaluation, review: Review) -> str:
             if evaluation.left_out
             else []
         ),
-        f"accuracy  {evaluation.accuracy:.3f}",
+        f"accuracy  {accuracy_text(evaluation.accuracy, evaluation.labelled_abstracts)}",
         *(
             [
                 f"ties      {evaluation.ties} abstract(s) with two areas equally likely: "
@@ -222,7 +249,8 @@ def format_report(evaluation: Evaluation, review: Review) -> str:
             else []
         ),
         f"macro-F1  {evaluation.macro_f1:.3f}",
-        f"ECE       {evaluation.ece:.3f}   (expected calibration error, {CALIBRATION_BINS} bins)",
+        f"ECE       {ece_text(evaluation.ece, evaluation.labelled_abstracts)}"
+        f"   (expected calibration error, {CALIBRATION_BINS} bins)",
         f"review    below {review.threshold:.3f} confidence: {review.share_flagged:.0%} of abstracts "
         f"need review; the rest were right {review.accuracy_unflagged:.0%} of the time",
         "",

@@ -130,7 +130,13 @@ class Model:
     def _calibrated(self, matrix, evidence: np.ndarray) -> np.ndarray:
         calibration = self.card.calibration
         scores = self._scores(matrix, evidence)
-        return calibrated(scores, calibration.temperature, calibration.evidence_scale, calibration.top_label)
+        return calibrated(
+            scores,
+            calibration.temperature,
+            calibration.evidence_scale,
+            calibration.top_label,
+            calibration.ceiling,
+        )
 
     @overload
     def predict(self, texts: str, *, review_below: float | None = ..., explain: bool = ...) -> Prediction: ...

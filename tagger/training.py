@@ -32,6 +32,7 @@ from .calibration import (
     PROBE_WORDS,
     Scores,
     calibrated,
+    confidence_ceiling,
     fit_calibration,
     fit_temperature,
     fit_top_label,
@@ -483,6 +484,7 @@ def calibrate(
     top_label = fit_top_label(
         calibrated(out_of_fold.scores, temperature, evidence_scale), truth, out_of_fold.scores.evidence
     )
+    ceiling = confidence_ceiling(len(labels), len(slugs))
     calibration = Calibration(
         CALIBRATION_METHOD,
         temperature,
@@ -495,8 +497,11 @@ def calibrate(
             f"{training_set.origin} ({len(out_of_fold.probe_rows)} cut-short copies for the temperature "
             "and evidence scale)"
         ),
+        ceiling=round(ceiling, 6),
     )
-    probabilities = calibrated(out_of_fold.scores, temperature, evidence_scale, top_label)
+    probabilities = calibrated(
+        out_of_fold.scores, temperature, evidence_scale, top_label, calibration.ceiling
+    )
     confidence = probabilities.max(axis=1)
     correct = right(probabilities, truth)
     threshold = evaluate.review_threshold(confidence, correct, settings.review_accuracy)

@@ -190,3 +190,56 @@ def test_the_shrink_factor_is_one_without_an_evidence_scale():
     table = Scores(np.zeros((2, 3)), np.zeros((2, 3)), np.array([0.0, 5.0]))
     np.testing.assert_allclose(shrink_factor(table, 0.0), 1.0)
     np.testing.assert_allclose(shrink_factor(table, 5.0), [0.0, 0.5])
+
+
+@given(
+    st.lists(st.lists(st.floats(0.001, 1), min_size=2, max_size=6), min_size=1, max_size=8).filter(
+        lambda rows: len({len(row) for row in rows}) == 1
+    ),
+    st.floats(0.2, 1.0),
+)
+def test_the_ceiling_caps_the_top_keeps_the_ranking_and_leaves_the_rest(rows, ceiling):
+    from tagger.calibration import capped
+
+    probabilities = np.array(rows) / np.array(rows).sum(axis=1, keepdims=True)
+    k = probabilities.shape[1]
+    ceiling = max(ceiling, 1 / k + 1e-6)
+    result = capped(probabilities, ceiling)
+    np.testing.assert_allclose(result.sum(axis=1), 1.0)
+    assert (result.max(axis=1) <= ceiling + 1e-12).all()
+    assert (result.argmax(axis=1) == probabilities.argmax(axis=1)).all()
+    under = probabilities.max(axis=1) <= ceiling
+    np.testing.assert_array_equal(result[under], probabilities[under])
+
+
+def test_little_evidence_never_gives_a_confidence_near_one_and_says_its_figures_are_unsure(capsys, tmp_path):
+    from conftest import run
+
+    from tagger.calibration import confidence_ceiling
+
+    rows = [
+        ("Robots grasp cups with tactile sensing.", "bots"),
+        ("Legged robots walk on rough terrain.", "bots"),
+        ("Arms learn manipulation from video.", "bots"),
+        ("Proteins fold into structures.", "bio"),
+        ("Genomes encode regulatory networks.", "bio"),
+        ("Cells divide under stress signals.", "bio"),
+    ]
+    (tmp_path / "mine.csv").write_text("abstract,area\n" + "".join(f"{t},{a}\n" for t, a in rows))
+    status, _, err = run(capsys, "train", "--data", tmp_path / "mine.csv", "--model", tmp_path / "m")
+    assert status == 0 and "(too few labels to measure calibration: 6)" in err and "95% interval" in err
+    prediction = predict("Robots walk.", model=tmp_path / "m")
+    assert prediction.area == "bots" and prediction.confidence <= confidence_ceiling(6, 2) == 0.875
+
+
+def test_twenty_areas_of_two_labels_each_are_too_few_to_measure_calibration(tmp_path):
+    from tagger.evaluate import format_report
+    from tagger.labels import labelled_set
+    from tagger.training import train
+
+    texts = [f"topic{a} word{a} thing{a} sample {i}" for a in range(20) for i in range(2)]
+    areas = [f"area{a}" for a in range(20) for _ in range(2)]
+    model = train(labelled_set(texts, areas, "mine.csv"))
+    assert model.predict_proba(texts).max() <= (40 + 1) / (40 + 20) + 1e-9
+    report = format_report(model.card.evaluation, model.card.review)
+    assert "too few labels to measure calibration: 40" in report and "95% interval" in report
