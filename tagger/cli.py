@@ -712,11 +712,24 @@ def _label(args: argparse.Namespace) -> int:
 
 def _label_on_the_web(args: argparse.Namespace, model, store, areas, report: reading.ReadReport) -> int:
     """label --web: the same queue and store, answered in a page (see :mod:`tagger.web`)."""
-    from .web import labelling_app, serve
+    from .web import PILE_COMPARED, labelling_app, serve
 
-    pile = list(reading.read_abstracts(args.paths, **_read_options(args, report)))
+    pile: list[reading.Abstract] = []  # the first abstracts, for the retrain's comparison and the report
+
+    def keeping(abstracts):
+        for abstract in abstracts:
+            if len(pile) < PILE_COMPARED:
+                pile.append(abstract)
+            yield abstract
+
+    queue = _queue(
+        args,
+        model,
+        store,
+        report,
+        abstracts=keeping(reading.read_abstracts(args.paths, **_read_options(args, report))),
+    )
     status = _report_reading(report)
-    queue = _queue(args, model, store, report, abstracts=pile)
     app = labelling_app(
         queue, areas, model, store, pile, ", ".join(args.paths), args.model or DEFAULT_MODEL_DIR,
         lambda: _training_set(args),
@@ -794,7 +807,7 @@ def _training_set(args: argparse.Namespace):
 
 
 def _train(args: argparse.Namespace) -> int:
-    from .evaluate import format_comparison
+    from .evaluate import accuracy_text, ece_text, format_comparison
     from .retraining import retrain
 
     _refuse_unwritable(args.model)
@@ -808,7 +821,8 @@ def _train(args: argparse.Namespace) -> int:
     )
     print(
         f"trained on {labelled} labelled abstracts{measured}; {figures.scheme}: "
-        f"accuracy {figures.accuracy:.3f}, macro-F1 {figures.macro_f1:.3f}, ECE {figures.ece:.3f}; "
+        f"accuracy {accuracy_text(figures.accuracy, figures.labelled_abstracts)}, "
+        f"macro-F1 {figures.macro_f1:.3f}, ECE {ece_text(figures.ece, figures.labelled_abstracts)}; "
         f"saved to {args.model}",
         file=sys.stderr,
     )

@@ -160,3 +160,45 @@ def screenshots(folder, out, tmp_path, areas: dict[str, str]) -> list:
     finally:
         driver.quit()
         page.stop()
+
+
+def test_two_tabs_bind_every_answer_and_undo_to_the_abstract_they_show(project, tmp_path):
+    """Tab A and tab B show the same abstract. B labels it; A's key press, meant for that
+    abstract, is refused (A shows the next one and says so), and nothing lands on an abstract
+    nobody was shown. A key held down labels one abstract, not the queue."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    before = label_rows(project)
+    page = Page(project, "--n", "5")
+    driver = browser(tmp_path)
+    try:
+        driver.get(page.address)
+        wait_for(driver, lambda d: progress(d).startswith("0 of 5"))
+        tab_a = driver.current_window_handle
+        driver.switch_to.new_window("tab")
+        driver.get(page.address)
+        wait_for(driver, lambda d: progress(d).startswith("0 of 5"))
+        keys = area_keys(driver)
+        driver.find_element(By.TAG_NAME, "body").send_keys(keys["theory"])  # tab B answers
+        wait_for(driver, lambda d: progress(d).startswith("1 of 5"))
+        driver.switch_to.window(tab_a)  # still showing the first abstract
+        assert progress(driver).startswith("0 of 5")
+        driver.find_element(By.TAG_NAME, "body").send_keys(keys["vision"])
+        wait_for(driver, lambda d: "not saved" in d.find_element(By.ID, "feedback").text)
+        assert progress(driver).startswith("1 of 5")  # it shows what is current now
+        assert [row["area"] for row in label_rows(project)[len(before) :]] == ["theory"]
+        # A key held down: the first press answers, the repeats are ignored.
+        ActionChains(driver).key_down(keys["robotics"]).pause(0.1).perform()
+        for _ in range(5):
+            driver.execute_script(
+                "document.dispatchEvent(new KeyboardEvent('keydown', {key: arguments[0], repeat: true}))",
+                keys["robotics"],
+            )
+        ActionChains(driver).key_up(keys["robotics"]).perform()
+        wait_for(driver, lambda d: progress(d).startswith("2 of 5"))
+        time.sleep(0.5)
+        assert [row["area"] for row in label_rows(project)[len(before) :]] == ["theory", "robotics"]
+        assert progress(driver).startswith("2 of 5")
+    finally:
+        driver.quit()
+        page.stop()

@@ -5,6 +5,7 @@ tests/test_browser.py."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import http.client
 import io
@@ -80,6 +81,15 @@ class Page:
         assert status == 200, (status, data)
         return json.loads(data)
 
+    def answer(self, area: str | None) -> dict:
+        """Answer the abstract the page shows now, naming it as the page does."""
+        state = self.call("GET", "/api/state")
+        return self.call("POST", "/api/answer", {"area": area, "at": state["item"]["at"]})
+
+    def undo(self) -> dict:
+        state = self.call("GET", "/api/state")
+        return self.call("POST", "/api/undo", {"at": state["undo_at"]})
+
     def stop(self) -> tuple[int, str]:
         self.process.send_signal(signal.SIGINT)
         _, err = self.process.communicate(timeout=30)
@@ -148,16 +158,16 @@ def test_answers_are_saved_at_once_and_undo_takes_one_back(project):
         for _ in range(3):
             item = page.call("GET", "/api/state")["item"]
             area = "theory" if "regret" in item["text"] else "robotics"
-            state = page.call("POST", "/api/answer", {"area": area})
+            state = page.answer(area)
             answers.append((item["id"], area))
             assert state["last"]["answer"] == area and 0 < state["last"]["confidence"] <= 1
             assert len(label_rows(project)) == len(before) + len(answers)  # saved at once
-        state = page.call("POST", "/api/undo")
+        state = page.undo()
         assert state["last"]["undone"] and state["position"] == 2 and state["item"]["id"] == answers[-1][0]
         rows = label_rows(project)
         assert len(rows) == len(before) + 2 and rows[: len(before)] == before
         assert [row["area"] for row in rows[len(before) :]] == [a for _, a in answers[:2]]
-        state = page.call("POST", "/api/answer", {"area": None})  # skip
+        state = page.answer(None)  # skip
         assert state["skipped"] == 1 and state["last"]["answer"] is None
         assert first == answers[0][0]
     finally:
@@ -174,7 +184,7 @@ def test_two_pages_and_the_terminal_labeller_at_once_lose_nothing(project):
     def answer_all(page: Page, area: str) -> None:
         try:
             for _ in range(5):
-                page.call("POST", "/api/answer", {"area": area})
+                page.answer(area)
         except Exception as error:
             errors.append(error)
 
@@ -212,7 +222,7 @@ def test_an_abstract_holding_markup_is_data_and_the_report_escapes_it(project):
         for _ in range(5):
             state = page.call("GET", "/api/state")
             texts.append(state["item"]["text"])
-            page.call("POST", "/api/answer", {"area": None})
+            page.answer(None)
         assert any(text.startswith("<script>window.pwned") for text in texts)  # as it is, as text
         status, headers, body = page.request("GET", f"/report?token={page.token}", token=False)
         html = body.decode("utf-8")
@@ -228,7 +238,7 @@ def test_an_abstract_holding_markup_is_data_and_the_report_escapes_it(project):
 def test_retrain_from_the_page_saves_a_model_and_says_what_changed(project):
     page = Page(project, "--n", "3")
     try:
-        page.call("POST", "/api/answer", {"area": "robotics"})
+        page.answer("robotics")
         state = page.call("POST", "/api/retrain")
         assert state["retrain"]["state"] in ("running", "done")
         deadline = time.monotonic() + 120
@@ -246,7 +256,7 @@ def test_retrain_from_the_page_saves_a_model_and_says_what_changed(project):
         ]
         assert result["figures"][0]["before"] == "-" and result["figures"][0]["after"] == "39"
         assert (project / "models" / "model.json").is_file()
-        state = page.call("POST", "/api/answer", {"area": "theory"})  # guesses now from the new model
+        state = page.answer("theory")  # guesses now from the new model
         assert state["last"]["guess"]
     finally:
         page.stop()
@@ -311,10 +321,125 @@ def test_highlights_mark_whole_words_of_the_terms_in_order(pieces, singles, pair
 def test_a_server_stopped_or_killed_keeps_every_answer_given(project, how):
     before = label_rows(project)
     page = Page(project, "--n", "5")
-    page.call("POST", "/api/answer", {"area": "robotics"})
-    page.call("POST", "/api/answer", {"area": "theory"})
+    page.answer("robotics")
+    page.answer("theory")
     page.process.send_signal(how)
     _, err = page.process.communicate(timeout=30)
     assert len(label_rows(project)) == len(before) + 2
     if how == signal.SIGTERM:  # stopped: said in one line, as any command stopped so
         assert page.process.returncode == 143 and "Traceback" not in err
+
+
+def test_an_answer_meant_for_an_abstract_another_tab_answered_is_refused_not_misplaced(project):
+    """Two tabs show abstract A; tab B labels it theory; tab A's vision (meant for A) must not
+    land on B's next abstract, and tab A's undo must not take back tab B's answer."""
+    before = label_rows(project)
+    page = Page(project, "--n", "5")
+    try:
+        shown = page.call("GET", "/api/state")  # both tabs hold this state
+        at, first = shown["item"]["at"], shown["item"]["id"]
+        page.call("POST", "/api/answer", {"area": "theory", "at": at})  # tab B
+        status, _, data = page.request("POST", "/api/answer", {"area": "vision", "at": at})  # tab A
+        refused = json.loads(data)
+        assert status == 409 and "answered or skipped already" in refused["error"]
+        assert refused["item"]["at"] == at + 1 and refused["item"]["id"] != first  # the fresh state
+        rows = label_rows(project)[len(before) :]
+        assert [row["area"] for row in rows] == ["theory"]  # nothing saved for tab A's answer
+        status, _, _ = page.request("POST", "/api/answer", {"area": "vision"})  # naming no abstract
+        assert status == 409
+        state = page.call("POST", "/api/answer", {"area": "vision", "at": at + 1})  # tab A, now current
+        status, _, data = page.request("POST", "/api/undo", {"at": at})  # tab B's undo of its own
+        assert status == 409 and "not the one this page gave" in json.loads(data)["error"]
+        assert len(label_rows(project)) == len(before) + 2
+        state = page.call("POST", "/api/undo", {"at": state["undo_at"]})
+        assert state["last"]["undone"] and state["last"]["answer"] == "vision"
+    finally:
+        page.stop()
+
+
+def raw_request(page: Page, data: bytes, timeout: float = 10) -> bytes:
+    """Bytes sent as they are, and the reply's first line (b"" when the server closed)."""
+    with socket.create_connection((page.host, page.port), timeout=timeout) as connection:
+        connection.sendall(data)
+        return connection.makefile("rb").readline()
+
+
+def test_malformed_requests_each_get_a_4xx_and_nothing_is_read_without_limit(project):
+    page = Page(project, "--n", "5")
+    host = f"Host: {page.host}:{page.port}\r\n".encode()
+    token = f"X-Tagger-Token: {page.token}\r\n".encode()
+    post = b"POST /api/answer HTTP/1.1\r\n" + host + token
+    try:
+        cases = {
+            "a negative length": post + b"Content-Length: -1\r\n\r\n" + b"x" * 100_000,
+            "a length that is no number": post + b"Content-Length: abc\r\n\r\n{}",
+            "JSON nested too deep": post + b"Content-Length: 2000\r\n\r\n" + b"[" * 2000,
+            "a token of other characters": b"GET /api/state HTTP/1.1\r\n"
+            + host
+            + "X-Tagger-Token: é\r\n\r\n".encode("latin-1"),
+            "a token of other characters in the address": b"GET /?token=%C3%A9 HTTP/1.1\r\n" + host + b"\r\n",
+        }
+        for what, data in cases.items():
+            status = raw_request(page, data).split(b" ")[1:2]
+            assert status and status[0].startswith(b"4"), (what, status)
+        assert page.call("GET", "/api/state")["position"] == 0  # still serving, nothing answered
+    finally:
+        status, err = page.stop()
+    assert status == 0 and "internal error" not in err
+
+
+@pytest.mark.slow  # waits for the idle connections' timeout
+def test_idle_connections_neither_hold_the_page_nor_fill_the_terminal(project):
+    from tagger.web import MAX_CONNECTIONS, SOCKET_TIMEOUT
+
+    page = Page(project, "--n", "5")
+    idle = []
+    try:
+        for _ in range(MAX_CONNECTIONS + 20):  # each sends a request line and nothing more
+            connection = socket.create_connection((page.host, page.port), timeout=30)
+            connection.sendall(b"GET /api/state HTTP/1.1\r\n")
+            idle.append(connection)
+        started = time.monotonic()
+        status, _, _ = page.request("GET", "/api/state")  # answered at once: busy, not hung
+        assert status in (200, 503) and time.monotonic() - started < 3
+        deadline = time.monotonic() + SOCKET_TIMEOUT + 10
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                if page.request("GET", "/api/state")[0] == 200:
+                    break
+            time.sleep(0.5)
+        else:
+            pytest.fail("the page stayed unreachable after its idle connections timed out")
+        assert all(connection.recv(1) == b"" for connection in idle[:MAX_CONNECTIONS])  # closed by the page
+    finally:
+        for connection in idle:
+            connection.close()
+        status, err = page.stop()
+    assert status == 0 and "internal error" not in err
+
+
+def test_the_report_of_the_page_tags_the_pile_once_however_many_ask_at_once(tmp_path, monkeypatch, shipped):
+    from tagger.labelstore import ProjectLabels
+    from tagger.model import Model
+    from tagger.reading import read_abstracts
+    from tagger.web import labelling_app
+
+    copy_project(tmp_path, ("labels", "seeds"))
+    pile = list(read_abstracts([write_pile(tmp_path)]))
+    calls = []
+    original = Model.predict
+
+    def counting(self, texts, **options):
+        calls.append(len(texts))
+        return original(self, texts, **options)
+
+    monkeypatch.setattr(Model, "predict", counting)
+    store = ProjectLabels(tmp_path / "labels", tmp_path / "seeds")
+    app = labelling_app([], (), shipped, store, pile, "pile.jsonl", str(tmp_path / "models"), lambda: None)
+    pages: list[str] = []
+    threads = [threading.Thread(target=lambda: pages.append(app.report(shipped))) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(pages) == 8 and len(set(pages)) == 1 and calls == [len(pile)]

@@ -18,6 +18,7 @@ Safe by construction:
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import re
@@ -43,6 +44,9 @@ HIGHLIGHT_TERMS = 8  # terms per area
 # The keys of the area buttons, in order; s, u and r are skip, undo and retrain.
 AREA_KEYS = "1234567890abcdefghijklmnopqtvwxyz"
 MAX_BODY = 4096  # bytes of a request body (an answer is a few dozen)
+MAX_CONNECTIONS = 32  # open at once; more are refused at once (503), not queued for ever
+SOCKET_TIMEOUT = 10.0  # seconds a connection may wait for a request's next bytes, or sit idle
+LISTEN_BACKLOG = 128  # connections waiting to be accepted (a burst of answers is not reset)
 
 
 def _asset(name: str) -> str:
@@ -94,6 +98,7 @@ class LabellingApp:
             "answered": len(session.result.labelled),
             "skipped": session.result.skipped,
             "can_undo": session.can_undo,
+            "undo_at": session.answered[-1][0] if session.can_undo else None,
             "last": self.last,
             "item": None if item is None else self._item(item),
             "retrain": {
@@ -110,6 +115,7 @@ class LabellingApp:
         terms = self.model.terms_toward(abstract.document, HIGHLIGHT_AREAS, HIGHLIGHT_TERMS)
         order = sorted(terms)  # by name: the page does not say which area the model prefers
         return {
+            "at": self.session.index,  # its place in the queue: every answer names it
             "id": abstract.id,
             "source": abstract.source,
             "position": abstract.position,
@@ -121,10 +127,16 @@ class LabellingApp:
             "current": item.current,
         }
 
-    def answer(self, area: str | None) -> None:
-        """Label the current abstract ``area`` (None: skip)."""
+    def answer(self, area: str | None, at: object = None) -> None:
+        """Label the current abstract ``area`` (None: skip); ``at`` is the place in the queue
+        of the abstract the page showed: an answer meant for another abstract (given in
+        another tab meanwhile) is refused, never pinned on the one now current."""
         if self.session.current is None:
             raise PageError("every abstract of the queue is answered")
+        if at != self.session.index or isinstance(at, bool):
+            raise PageError(
+                "that abstract was answered or skipped already (in another tab?): here is the next"
+            )
         if area is None:
             item = self.session.skip()
             self.last = {"id": item.abstract.id, "answer": None, **self._guess(item)}
@@ -138,7 +150,12 @@ class LabellingApp:
         prediction = self.model.predict(item.abstract.document)
         return {"guess": prediction.area, "confidence": round(prediction.confidence, 4)}
 
-    def undo(self) -> None:
+    def undo(self, at: object = None) -> None:
+        """Take back the last answer, which must be the one the page means (``at``: its place
+        in the queue); another tab's later answer is not taken back in its stead."""
+        latest = self.session.answered[-1][0] if self.session.can_undo else None
+        if latest is not None and (at != latest or isinstance(at, bool)):
+            raise PageError("the last answer is not the one this page gave (another tab answered since)")
         undone = self.session.undo()
         if undone is None:
             raise PageError("nothing to undo")
@@ -182,7 +199,8 @@ def labelling_app(
 ) -> LabellingApp:
     """The app of ``tagger label --web``: the session over ``queue``, answers saved in
     ``store`` (:mod:`tagger.labelstore`), a retrain on ``training_set()`` saved into
-    ``folder``, and the report of the pile (:class:`tagger.reading.Abstract`)."""
+    ``folder``, and the report of ``pile`` (the first :data:`PILE_COMPARED` abstracts of the
+    pile: :class:`tagger.reading.Abstract`)."""
     from ..evaluate import figure_text
     from ..report import build, rows_of
     from ..retraining import retrain
@@ -205,9 +223,17 @@ def labelling_app(
         labelled = done.model.card.training_data.labelled_abstracts
         return done.model, {"labelled": labelled, "saved": str(folder), "figures": figures, "moved": moved}
 
+    tagged: dict[str, Any] = {}  # the pile's predictions by the model that made them: made once
+    one_at_a_time = threading.Lock()  # a report holds the pile's tags: one is built at a time
+
     def overview(current: Model) -> str:
-        predictions = current.predict([a.document for a in sample])
-        return build(rows_of(sample, predictions, store.current()), current, f"tagger report: {source}")
+        with one_at_a_time:
+            if tagged.get("model") is not current:
+                tagged.clear()
+                tagged["predictions"] = current.predict([a.document for a in sample])
+                tagged["model"] = current
+            rows = rows_of(sample, tagged["predictions"], store.current())
+            return build(rows, current, f"tagger report: {source}")
 
     return LabellingApp(Session(queue, store.add, store.undo), areas, model, source, retrain_now, overview)
 
@@ -253,6 +279,7 @@ def highlights(text: str, terms: dict[str, tuple[tuple[str, float], ...]], order
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    timeout = SOCKET_TIMEOUT  # a connection that sends nothing is closed, not held for ever
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the terminal shows the address and what was saved, not every request
@@ -264,7 +291,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.headers.get("Host") not in server.hosts:
             self._send_text(HTTPStatus.MISDIRECTED_REQUEST, "this server answers its own address only")
             return False
-        if not token or not secrets.compare_digest(token, server.token):
+        given = (token or "").encode("utf-8", "surrogateescape")  # any characters: compared as bytes
+        if not given or not secrets.compare_digest(given, server.token.encode("ascii")):
             self._send_text(HTTPStatus.FORBIDDEN, "forbidden: open the address tagger printed")
             return False
         origin = self.headers.get("Origin")
@@ -309,13 +337,17 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         if not self._allowed(self.headers.get(TOKEN_HEADER), post=True):
             return
-        length = int(self.headers.get("Content-Length") or 0)
+        declared = self.headers.get("Content-Length") or "0"
+        if not re.fullmatch(r"[0-9]{1,12}", declared.strip()):
+            self._send_text(HTTPStatus.BAD_REQUEST, "bad Content-Length")
+            return
+        length = int(declared)
         if length > MAX_BODY:
             self._send_text(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "request too large")
             return
         try:
             body = json.loads(self.rfile.read(length) or b"{}")
-        except ValueError:
+        except (ValueError, RecursionError):
             self._send_text(HTTPStatus.BAD_REQUEST, "not JSON")
             return
         if not isinstance(body, dict):
@@ -324,9 +356,9 @@ class _Handler(BaseHTTPRequestHandler):
         app = self.server.app
         actions: dict[str, Callable[[], None]] = {
             "/api/answer": lambda: app.answer(
-                body.get("area") if isinstance(body.get("area"), str) else None
+                body.get("area") if isinstance(body.get("area"), str) else None, body.get("at")
             ),
-            "/api/undo": app.undo,
+            "/api/undo": lambda: app.undo(body.get("at")),
             "/api/retrain": app.start_retrain,
         }
         action = actions.get(url.path)
@@ -362,6 +394,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, (text + "\n").encode("utf-8"), "text/plain; charset=utf-8")
 
 
+BUSY = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+
+
 # The report is one self-contained page: its own inline style, no script, nothing fetched.
 REPORT_POLICY = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
@@ -371,6 +406,7 @@ REPORT_POLICY = (
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = False
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, app: LabellingApp, port: int, on_change: Callable[[LabellingApp], None]) -> None:
         super().__init__((HOST, port), _Handler)
@@ -387,6 +423,27 @@ class _Server(ThreadingHTTPServer):
             f"default-src 'none'; script-src '{_sha256(script)}'; style-src '{_sha256(style)}'; "
             "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
         )
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request, client_address) -> None:
+        """A thread for the connection while fewer than :data:`MAX_CONNECTIONS` are open;
+        past that, 503 at once and closed."""
+        if not self.slots.acquire(blocking=False):
+            with contextlib.suppress(OSError):
+                request.sendall(BUSY)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
     def handle_error(self, request, client_address) -> None:
         """A request that failed in this server (a bug): one line on stderr, no traceback
@@ -394,10 +451,12 @@ class _Server(ThreadingHTTPServer):
         import os
         import sys
 
+        error = sys.exc_info()[1]
+        if isinstance(error, (ConnectionError, TimeoutError)):
+            return  # the client went away, or sent nothing in time: not an error of the page
         if os.environ.get("TAGGER_DEBUG"):
             super().handle_error(request, client_address)
             return
-        error = sys.exc_info()[1]
         print(
             f"tagger: internal error in the labelling page ({type(error).__name__}: {error})", file=sys.stderr
         )

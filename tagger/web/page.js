@@ -34,9 +34,10 @@ function marked(target, text, marks) {
   if (at < text.length) target.append(document.createTextNode(text.slice(at)));
 }
 
-function feedback(last) {
+function feedback(last, error) {
   const line = $("feedback");
   line.className = "";
+  if (error) { line.textContent = `not saved: ${error}`; line.className = "differ"; return; }
   if (!last) { line.textContent = ""; return; }
   if ("undone" in last) {
     line.textContent = last.undone ? `undone: ${last.answer} for ${last.id}` : `not undone: the label of ${last.id} was changed by someone else since`;
@@ -79,7 +80,7 @@ function render() {
   const report = $("report");
   report.hidden = !s.report;
   report.href = `/report?token=${encodeURIComponent(token)}`;
-  feedback(s.last);
+  feedback(s.last, s.error);
   const item = s.item;
   $("card").hidden = !item;
   $("done").hidden = !!item;
@@ -95,7 +96,7 @@ function render() {
     if (area.key) button.append(element("kbd", area.key));
     button.append(document.createTextNode(area.slug));
     button.disabled = !item || busy;
-    button.addEventListener("click", () => send("/api/answer", { area: area.slug }));
+    button.addEventListener("click", () => answer(area.slug));
     buttons.append(button);
   }
   retraining(s.retrain);
@@ -130,6 +131,16 @@ async function send(path, body) {
   }
 }
 
+// Every answer and undo names the abstract it is for: the server refuses one meant for an
+// abstract that another tab has answered meanwhile, and sends the page what is current now.
+function answer(slug) {
+  if (state && state.item) send("/api/answer", { area: slug, at: state.item.at });
+}
+
+function undo() {
+  if (state && state.can_undo) send("/api/undo", { at: state.undo_at });
+}
+
 async function refresh() {
   state = await call("GET", "/api/state");
   render();
@@ -137,16 +148,18 @@ async function refresh() {
 
 document.addEventListener("keydown", (event) => {
   if (!state || event.ctrlKey || event.metaKey || event.altKey) return;
+  // A key held down repeats: one press is one answer, never a run of unread abstracts.
+  if (event.repeat) { event.preventDefault(); return; }
   const key = event.key.toLowerCase();
-  if (key === "u") { event.preventDefault(); if (state.can_undo) send("/api/undo"); return; }
+  if (key === "u") { event.preventDefault(); undo(); return; }
   if (key === "r") { event.preventDefault(); if (state.retrain.available) send("/api/retrain"); return; }
   if (!state.item) return;
-  if (key === "s") { event.preventDefault(); send("/api/answer", { area: null }); return; }
+  if (key === "s") { event.preventDefault(); answer(null); return; }
   const area = state.areas.find((a) => a.key === key);
-  if (area) { event.preventDefault(); send("/api/answer", { area: area.slug }); }
+  if (area) { event.preventDefault(); answer(area.slug); }
 });
-$("skip").addEventListener("click", () => send("/api/answer", { area: null }));
-$("undo").addEventListener("click", () => send("/api/undo"));
+$("skip").addEventListener("click", () => answer(null));
+$("undo").addEventListener("click", () => undo());
 $("retrain").addEventListener("click", () => send("/api/retrain"));
 setInterval(() => { if (state && state.retrain.state === "running") refresh(); }, 1000);
 refresh().catch((error) => { $("feedback").textContent = `cannot reach tagger: ${error.message}`; });
