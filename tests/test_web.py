@@ -11,6 +11,7 @@ import http.client
 import io
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -285,7 +286,6 @@ words = st.text(alphabet=st.characters(categories=("L", "N")), min_size=1, max_s
     st.lists(st.tuples(words, words, st.floats(0.001, 5)), max_size=4),
 )
 def test_highlights_mark_whole_words_of_the_terms_in_order(pieces, singles, pairs):
-    import re
     import unicodedata
 
     text = "".join(pieces)
@@ -443,3 +443,41 @@ def test_the_report_of_the_page_tags_the_pile_once_however_many_ask_at_once(tmp_
     for thread in threads:
         thread.join()
     assert len(pages) == 8 and len(set(pages)) == 1 and calls == [len(pile)]
+
+
+@given(st.lists(st.sampled_from(["robot ", "🔥", "\U0001d465 ", "grasp ", "é", "jail", " "]), max_size=30))
+def test_highlight_offsets_are_the_pages_utf16_units(pieces):
+    """The page slices text in UTF-16 code units: each run, sliced so, is the same words the
+    server marked, and never half of a character."""
+    from tagger.web import in_utf16
+
+    text = "".join(pieces)
+    terms = {"a": (("robot", 1.0), ("grasp", 0.5)), "b": (("jail", 2.0),)}
+    runs = highlights(text, terms, ["a", "b"])
+    units = text.encode("utf-16-le")
+    for (start, end, k), (u_start, u_end, u_k) in zip(runs, in_utf16(text, runs)):
+        assert units[2 * u_start : 2 * u_end].decode("utf-16-le") == text[start:end] and k == u_k
+
+
+def test_the_page_marks_the_right_words_after_an_emoji(project):
+    (project / "pile.jsonl").write_text(
+        json.dumps({"id": "e1", "abstract": "🔥🔥 We propose a jailbreak attack on aligned language models."})
+        + "\n"
+    )
+    page = Page(project, "--n", "1")
+    try:
+        item = page.call("GET", "/api/state")["item"]
+        units = item["text"].encode("utf-16-le")
+        assert item["text_marks"]
+        for start, end, _ in item["text_marks"]:  # as the page slices: whole words, whole characters
+            before = units[max(0, 2 * start - 2) : 2 * start].decode("utf-16-le", errors="replace")
+            marked = units[2 * start : 2 * end].decode("utf-16-le", errors="replace")
+            after = units[2 * end : 2 * end + 2].decode("utf-16-le", errors="replace")
+            assert re.fullmatch(r"\w+( \w+)*", marked), marked
+            assert not re.match(r"\w", before + " ") and not re.match(r"\w", after + " "), (
+                before,
+                marked,
+                after,
+            )
+    finally:
+        page.stop()

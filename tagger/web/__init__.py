@@ -121,8 +121,8 @@ class LabellingApp:
             "position": abstract.position,
             "title": abstract.title,
             "text": abstract.text,
-            "title_marks": highlights(abstract.title, terms, order),
-            "text_marks": highlights(abstract.text, terms, order),
+            "title_marks": in_utf16(abstract.title, highlights(abstract.title, terms, order)),
+            "text_marks": in_utf16(abstract.text, highlights(abstract.text, terms, order)),
             "highlighted": order,
             "current": item.current,
         }
@@ -274,6 +274,18 @@ def highlights(text: str, terms: dict[str, tuple[tuple[str, float], ...]], order
         else:
             runs.append([start, end, mark[1]])
     return runs
+
+
+def in_utf16(text: str, runs: list[list]) -> list[list]:
+    """``runs`` (character offsets into ``text``) as offsets in UTF-16 code units, which is
+    how the page's JavaScript counts: a character past U+FFFF (an emoji, a math letter) is
+    one character here and two units there."""
+    if text.isascii() or all(ord(c) <= 0xFFFF for c in text):
+        return runs
+    units = [0]
+    for character in text:
+        units.append(units[-1] + (2 if ord(character) > 0xFFFF else 1))
+    return [[units[start], units[end], k] for start, end, k in runs]
 
 
 class _Handler(BaseHTTPRequestHandler):
