@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import html
+import zlib
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -86,7 +87,7 @@ def read_tags(path: str, labels: dict[str, str] | None = None, label_column: str
         frame = kind()
     except FileNotFoundError:
         raise InputError("file not found", where=path, fix="Give the output of tagger predict.") from None
-    except (ValueError, OSError) as error:
+    except (ValueError, OSError, EOFError, zlib.error, UnicodeDecodeError) as error:
         raise InputError(f"unreadable ({str(error).splitlines()[0]})", where=path,
                          fix="Give the output of tagger predict.") from None  # fmt: skip
     missing = [column for column in TAG_COLUMNS if column not in frame.columns]
@@ -99,13 +100,9 @@ def read_tags(path: str, labels: dict[str, str] | None = None, label_column: str
             fix="Give the output of tagger predict (with --keep for a column of labels).",
         )
     labels = labels or {}
-    try:
-        confidence = frame["confidence"].astype(float)
-        runner_up = frame["runner_up_confidence"].astype(float)
-        position = frame["position"].astype(int)
-    except (ValueError, TypeError) as error:
-        raise InputError(f"a confidence or position is not a number ({error})", where=path,
-                         fix="Give the output of tagger predict as it wrote it.") from None  # fmt: skip
+    confidence = _numbers(frame, "confidence", path, name)
+    runner_up = _numbers(frame, "runner_up_confidence", path, name)
+    position = _numbers(frame, "position", path, name)
     titles = frame["title"].fillna("").astype(str) if "title" in frame.columns else [""] * len(frame)
     given = frame[label_column].fillna("").astype(str) if label_column else None
     flags = frame["needs_review"] if "needs_review" in frame.columns else [False] * len(frame)
@@ -120,6 +117,32 @@ def read_tags(path: str, labels: dict[str, str] | None = None, label_column: str
         row = (source, int(position.iloc[i]), id_, title, area, float(confidence.iloc[i]), runner)
         rows.append(Row(*row, float(runner_up.iloc[i]), label, review[i]))
     return rows
+
+
+def _numbers(frame, column: str, path: str, name: str):
+    """A column of a tags file as numbers, each checked: a probability in [0, 1], a position
+    a whole number from 1; the first that is not is an error naming its line."""
+    import pandas as pd
+
+    from .errors import InputError
+
+    values = pd.to_numeric(frame[column], errors="coerce").astype(float).to_numpy()
+    if column == "position":
+        bad = ~np.isfinite(values) | (values < 1) | (values != np.floor(values)) | (values > 2**53)
+        what = "a whole number from 1"
+    else:
+        bad = ~np.isfinite(values) | (values < 0) | (values > 1)
+        what = "a probability from 0 to 1"
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        line = row + (2 if name.endswith(".csv") else 1)  # (CSV: after the header)
+        where = f"{path}:{line}" if not name.endswith(".parquet") else f"{path}:row {row + 1}"
+        raise InputError(
+            f"{column} {frame[column].iloc[row]!r} is not {what}",
+            where=where,
+            fix="Give the output of tagger predict as it wrote it.",
+        )
+    return pd.Series(values.astype(int) if column == "position" else values)
 
 
 def build(rows: Sequence[Row], model: Model | None, title: str) -> str:

@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tagger.evaluate import (
+    accuracy_interval,
     calibration_bins,
     compare,
     expected_calibration_error,
@@ -187,7 +188,8 @@ def test_a_saved_model_is_tested_on_a_labelled_file(capsys, tmp_path, shipped):
     right = sum(p == area for p, (_, area) in zip(predicted, TEST_ROWS))
     lines = out.splitlines()
     assert lines[0] == f"the model in {ROOT / 'models'} tested on 5 labelled abstracts"
-    assert lines[1] == f"accuracy  {right / 5:.3f}"
+    low, high = accuracy_interval(right / 5, 5)
+    assert lines[1] == f"accuracy  {right / 5:.3f} (95% interval {low:.2f}-{high:.2f})"
     assert lines[4].startswith(f"review    below {shipped.review_threshold:.3f} confidence: ")
     assert "labelled \\ predicted" in out and "note:" not in err
     assert (tmp_path / "reliability.png").read_bytes().startswith(b"\x89PNG")

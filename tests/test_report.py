@@ -6,8 +6,9 @@ import csv
 import io
 from html.parser import HTMLParser
 
+import pytest
 from conftest import SEED_FILES, run
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tagger.report import Row, build
@@ -94,3 +95,48 @@ def test_every_text_of_a_report_is_escaped(items):
     shown = "".join(page.text)
     assert "<script>alert(1)</script>" in shown
     assert all(title in shown for _, _, title, _, _, _ in items[:3] if title.strip())
+
+
+@pytest.fixture(scope="module")
+def tagged_lines(tmp_path_factory) -> list[str]:
+    """The lines of ``tagger predict``'s CSV of the 38 seeds."""
+    from tagger.cli import main
+
+    path = tmp_path_factory.mktemp("tags") / "tags.csv"
+    assert main(["predict", *map(str, SEED_FILES), "-o", str(path), "--quiet"]) == 0
+    return path.read_text(encoding="utf-8").splitlines(keepends=True)
+
+
+@settings(max_examples=20)  # each runs a report: 20 cover the values, columns and rows well
+@given(
+    value=st.sampled_from(["nan", "inf", "-inf", "-5", "7", "1.5", "x", ""]),
+    column=st.sampled_from(["confidence", "runner_up_confidence"]),
+    row=st.integers(1, 38),
+)
+def test_a_row_that_cannot_be_a_prediction_is_an_error_naming_its_line(
+    capsys, tmp_path_factory, tagged_lines, value, column, row
+):
+    folder = tmp_path_factory.mktemp("report")
+    lines = list(tagged_lines)
+    header = lines[0].rstrip("\n").split(",")
+    cells = lines[row].rstrip("\n").split(",")
+    cells[header.index(column)] = value
+    lines[row] = ",".join(cells) + "\n"
+    (folder / "bad.csv").write_text("".join(lines), encoding="utf-8")
+    status, _, err = run(capsys, "report", folder / "bad.csv", "-o", folder / "r.html")
+    assert status == 2 and not (folder / "r.html").exists()
+    assert f"bad.csv:{row + 1}: {column} " in err and "is not a probability from 0 to 1" in err
+
+
+def test_a_position_past_any_file_and_a_cut_gzip_are_clear_errors(capsys, tmp_path, tagged_lines):
+    import gzip
+
+    lines = list(tagged_lines)
+    lines[3] = lines[3].replace(",3,", ",100000000000000000000000,", 1)
+    (tmp_path / "far.csv").write_text("".join(lines), encoding="utf-8")
+    status, _, err = run(capsys, "report", tmp_path / "far.csv", "-o", tmp_path / "r.html")
+    assert status == 2 and "far.csv:4: position" in err and "a whole number from 1" in err
+    whole = gzip.compress("".join(tagged_lines).encode())
+    (tmp_path / "cut.csv.gz").write_bytes(whole[: len(whole) // 2])
+    status, _, err = run(capsys, "report", tmp_path / "cut.csv.gz", "-o", tmp_path / "r.html")
+    assert status == 2 and "cut.csv.gz: unreadable" in err and "internal error" not in err
