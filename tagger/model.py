@@ -225,7 +225,12 @@ class Model:
         data = buffer.getvalue()
         digest = hashlib.sha256(data).hexdigest()
         weights_file = f"weights-{digest[:16]}.npz"
-        card = {**self.card.to_dict(), "weights_file": weights_file, "weights_sha256": digest}
+        card = {
+            **self.card.to_dict(),
+            "weights_file": weights_file,
+            "weights_sha256": digest,
+            "weights_bytes": len(data),
+        }
         with locked(directory):  # one save at a time; loads wait until the folder is consistent
             with atomic_write(directory / weights_file, "wb") as stream:
                 stream.write(data)
@@ -253,7 +258,7 @@ class Model:
             data = _read_json(card_path)
             weights_path = directory / _weights_file(data, card_path)
             try:
-                _require_regular_file(weights_path, "weights file")
+                _require_regular_file(weights_path, "weights file", _weights_limit(data))
                 weights = weights_path.read_bytes()
             except OSError as error:
                 raise ModelError(
@@ -355,6 +360,18 @@ def _read_json(path: Path) -> dict:
             "the model card is not a JSON object", where=str(path), fix="Retrain with 'tagger train'."
         )
     return data
+
+
+# The most a weights file of a card that does not record its size may hold (cards written
+# before they did): 2 GiB is a vocabulary of millions of terms over hundreds of areas.
+MAX_WEIGHTS_BYTES = 2 * 2**30
+
+
+def _weights_limit(data: dict) -> int:
+    """The size a card's weights file may have: what the card records (it is written with
+    them), else :data:`MAX_WEIGHTS_BYTES`; checked before the file is read."""
+    size = data.get("weights_bytes")
+    return size if isinstance(size, int) and not isinstance(size, bool) and 0 < size else MAX_WEIGHTS_BYTES
 
 
 def _weights_file(data: dict, path: Path) -> str:

@@ -276,3 +276,20 @@ def test_a_held_out_evaluation_is_recorded_in_the_card(shipped, tmp_path):
     assert {p.name for p in tmp_path.glob("weights-*.npz")} == {
         p.name for p in shipped_model_dir().glob("weights-*.npz")
     }
+
+
+def test_a_weights_file_larger_than_its_card_says_is_refused_before_it_is_read(tmp_path, shipped, capsys):
+    from conftest import run
+
+    shipped.save(tmp_path / "m")
+    card = json.loads((tmp_path / "m" / CARD_FILE).read_text())
+    weights = tmp_path / "m" / card["weights_file"]
+    assert card["weights_bytes"] == weights.stat().st_size
+    with open(weights, "r+b") as stream:  # 40 GB, sparse: nothing is written to the disk
+        stream.truncate(40 * 2**30)
+    status, _, err = run(capsys, "predict", "--model", tmp_path / "m", *SEED_FILES)
+    assert status == 2 and "more than tagger ever writes" in err and "internal error" not in err
+    del card["weights_bytes"]  # a card of an earlier version: the limit is the largest tagger writes
+    (tmp_path / "m" / CARD_FILE).write_text(json.dumps(card))
+    with pytest.raises(ModelError, match="more than tagger ever writes"):
+        Model.load(tmp_path / "m")
