@@ -774,23 +774,23 @@ def _say_saved(result, store) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from .atomic import atomic_write
     from .labelstore import ProjectLabels
     from .report import build, read_tags
 
+    if Path(args.output).resolve() == Path(args.tags).resolve():
+        raise UsageError(
+            "the report would overwrite the tags it reads", where=args.output, fix="Give another -o."
+        )
+    output.check_output(args.output)
     model = _load_model(args.model)
     labels = {}
     if args.label_column is None and (Path(args.labels) / "labels.csv").is_file():
         labels = ProjectLabels(args.labels, args.abstracts).current()
     rows = read_tags(args.tags, labels, args.label_column)
-    output = Path(args.output)
-    if output.resolve() == Path(args.tags).resolve():
-        raise UsageError(
-            "the report would overwrite the tags it reads", where=args.output, fix="Give another -o."
-        )
-    with atomic_write(output) as stream:
-        stream.write(build(rows, model, f"tagger report: {Path(args.tags).name}"))
-    print(f"wrote {output}: {len(rows)} abstracts", file=sys.stderr)
+    page = build(rows, model, f"tagger report: {Path(args.tags).name}")
+    with output.open_output(args.output) as stream:  # the one output rule of predict -o
+        stream.write(page)
+    print(f"wrote {args.output}: {len(rows)} abstracts", file=sys.stderr)
     print(_which_model(args.model, model), file=sys.stderr)
     return 0
 

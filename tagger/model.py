@@ -371,7 +371,7 @@ def _weights_limit(data: dict) -> int:
     """The size a card's weights file may have: what the card records (it is written with
     them), else :data:`MAX_WEIGHTS_BYTES`; checked before the file is read."""
     size = data.get("weights_bytes")
-    return size if isinstance(size, int) and not isinstance(size, bool) and 0 < size else MAX_WEIGHTS_BYTES
+    return size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else MAX_WEIGHTS_BYTES
 
 
 def _weights_file(data: dict, path: Path) -> str:

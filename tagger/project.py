@@ -6,7 +6,10 @@ any folder that has them, as in this repository.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 from .errors import UsageError
@@ -53,11 +56,14 @@ def shipped_taxonomy() -> Path:
 def init(folder: str | Path = ".", empty: bool = False) -> list[Path]:
     """Make a project in ``folder`` (created if missing): the default taxonomy, the labels the
     shipped model learnt from with their texts in ``seeds/`` (none with ``empty``), and a
-    note of what goes where. Refused where a project's taxonomy or labels are already
-    (nothing is overwritten). Returns what it made."""
+    note of what goes where. Refused where a project's taxonomy or labels are already, or a
+    name it would write is taken (by a file, a folder or a symlink, dangling or not: nothing
+    is overwritten or written through). All or nothing: everything is made in a hidden
+    folder first and moved into place by renames, so that a full disk or an interruption
+    leaves no half project. Returns what it made."""
     folder = Path(folder)
     labels, seeds = folder / "labels", folder / "seeds"
-    existing = [path for path in (labels / AREAS_FILE, labels / LABELS_FILE) if path.exists()]
+    existing = [path for path in (labels / AREAS_FILE, labels / LABELS_FILE) if os.path.lexists(path)]
     if existing:
         raise UsageError(
             f"{existing[0]} exists already: this folder is a project",
@@ -65,25 +71,58 @@ def init(folder: str | Path = ".", empty: bool = False) -> list[Path]:
         )
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{folder} is a file, not a folder", fix="Name a folder (made if missing).")
+    for place in (labels, seeds):
+        if os.path.lexists(place) and (place.is_symlink() or not place.is_dir()):
+            raise UsageError(
+                f"{place} exists and is not a folder", fix="Move it away, or init another folder."
+            )
     texts = [] if empty else sorted(p for p in shipped("seeds").iterdir() if p.is_file())
-    clash = [seeds / text.name for text in texts if (seeds / text.name).exists()]
+    clash = [seeds / text.name for text in texts if os.path.lexists(seeds / text.name)]
     if clash:
         raise UsageError(
             f"{clash[0]} exists already", fix="Move it away, or start with no labels: tagger init --empty."
         )
-    labels.mkdir(parents=True, exist_ok=True)
-    seeds.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(shipped_taxonomy(), labels / AREAS_FILE)
-    made = [labels / AREAS_FILE]
-    for text in texts:
-        shutil.copyfile(text, seeds / text.name)
-    if empty:
-        (labels / LABELS_FILE).write_text(",".join(LABEL_COLUMNS) + "\n", encoding="utf-8")
-    else:
-        shutil.copyfile(shipped(f"labels/{LABELS_FILE}"), labels / LABELS_FILE)
-    made += [labels / LABELS_FILE, seeds]
     note = folder / NOTE_FILE
-    if not note.exists():
-        note.write_text(NOTE.format(labels=NO_LABELS if empty else SHIPPED_LABELS), encoding="utf-8")
-        made.append(note)
-    return made
+    planned = {
+        Path("labels") / AREAS_FILE: shipped_taxonomy(),
+        Path("labels") / LABELS_FILE: None if empty else shipped(f"labels/{LABELS_FILE}"),
+        **{Path("seeds") / text.name: text for text in texts},
+    }
+    if not os.path.lexists(note):
+        planned[Path(NOTE_FILE)] = NOTE.format(labels=NO_LABELS if empty else SHIPPED_LABELS)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".tagger-init-", dir=folder))
+    except OSError as error:
+        raise _cannot(error, folder) from None
+    try:
+        for name, source in planned.items():
+            (staging / name).parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(source, Path):
+                shutil.copyfile(source, staging / name)
+            else:
+                content = source if source is not None else ",".join(LABEL_COLUMNS) + "\n"
+                (staging / name).write_text(content, encoding="utf-8")
+        labels.mkdir(exist_ok=True)
+        seeds.mkdir(exist_ok=True)
+        for name in planned:  # renames within one folder: no space needed, nothing half written
+            os.replace(staging / name, folder / name)
+    except OSError as error:
+        for name in planned:
+            with contextlib.suppress(OSError):
+                if (folder / name).is_file() and not (staging / name).exists():
+                    (folder / name).unlink()
+        raise _cannot(error, folder / next(iter(planned))) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    made = [labels / AREAS_FILE, labels / LABELS_FILE, seeds]
+    return made + ([note] if Path(NOTE_FILE) in planned else [])
+
+
+def _cannot(error: OSError, where: Path) -> UsageError:
+    """A write that failed, said about the project (never a file of the installed package)."""
+    return UsageError(
+        f"cannot make the project ({error.strerror or error})",
+        where=str(where),
+        fix="Free some space or choose a folder you can write to; nothing was left half made.",
+    )

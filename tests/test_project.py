@@ -107,3 +107,43 @@ def test_every_command_that_uses_a_model_says_which(capsys, tmp_path, monkeypatc
     monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
     status, _, err = run(capsys, "label", papers)
     assert status == 0 and err.startswith(shipped)
+
+
+def test_init_never_writes_through_a_symlink(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p" / "labels").mkdir(parents=True)
+    (tmp_path / "p" / "labels" / "areas.csv").symlink_to("../../outside-areas.csv")  # dangling
+    status, _, err = run(capsys, "init", "p")
+    assert status != 0 and "p/labels/areas.csv exists already" in err
+    assert not (tmp_path / "outside-areas.csv").exists()
+    (tmp_path / "q").mkdir()
+    (tmp_path / "q" / "seeds").symlink_to(tmp_path / "elsewhere")
+    status, _, err = run(capsys, "init", "q")
+    assert (
+        status != 0 and "q/seeds exists and is not a folder" in err and not (tmp_path / "elsewhere").exists()
+    )
+
+
+def test_init_on_a_full_disk_leaves_no_half_project_and_names_the_project(capsys, tmp_path, monkeypatch):
+    import errno
+    import shutil
+
+    monkeypatch.chdir(tmp_path)
+    copies = []
+    original = shutil.copyfile
+
+    def full_disk(source, target, **options):
+        copies.append(target)
+        if len(copies) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return original(source, target, **options)
+
+    monkeypatch.setattr(shutil, "copyfile", full_disk)
+    status, _, err = run(capsys, "init", "p")
+    assert status != 0 and "No space left on device" in err
+    assert "site-packages" not in err and "taxonomy" not in err and "p" in err
+    left = sorted(str(path.relative_to(tmp_path / "p")) for path in (tmp_path / "p").rglob("*"))
+    assert left in ([], ["labels", "seeds"])  # no file of a project, no hidden staging folder
+    monkeypatch.setattr(shutil, "copyfile", original)
+    assert run(capsys, "init", "p")[0] == 0  # and a second init makes it whole
+    assert (tmp_path / "p" / "labels" / "labels.csv").stat().st_size > 1000

@@ -140,3 +140,25 @@ def test_a_position_past_any_file_and_a_cut_gzip_are_clear_errors(capsys, tmp_pa
     (tmp_path / "cut.csv.gz").write_bytes(whole[: len(whole) // 2])
     status, _, err = run(capsys, "report", tmp_path / "cut.csv.gz", "-o", tmp_path / "r.html")
     assert status == 2 and "cut.csv.gz: unreadable" in err and "internal error" not in err
+
+
+def test_report_writes_through_a_symlink_and_a_fifo_as_predict_does(capsys, tmp_path, tagged_lines):
+    import os
+    import stat
+    import threading
+
+    (tmp_path / "tags.csv").write_text("".join(tagged_lines), encoding="utf-8")
+    (tmp_path / "real.html").write_text("old\n")
+    (tmp_path / "link.html").symlink_to("real.html")
+    status, _, err = run(capsys, "report", tmp_path / "tags.csv", "-o", tmp_path / "link.html")
+    assert status == 0, err
+    assert (tmp_path / "link.html").is_symlink() and "<html" in (tmp_path / "real.html").read_text()
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
+    reader.start()
+    status, _, err = run(capsys, "report", tmp_path / "tags.csv", "-o", fifo)
+    reader.join(30)
+    assert status == 0 and received and "<html" in received[0]
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
