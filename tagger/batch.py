@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import collections
 import itertools
-import os
-import sys
-import threading
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -26,7 +23,7 @@ import numpy as np
 from .model import Model
 from .prediction import Prediction, predictions
 from .reading import Abstract
-from .workers import Pool, Worker
+from .workers import Pool, Worker, can_fork
 
 CHUNK_SIZE = 500
 _pools_running = 0  # worker pools this process is feeding now (see pool_running)
@@ -36,11 +33,6 @@ def pool_running() -> bool:
     """Whether this process is feeding a worker pool now: a signal is then best handled
     between chunks, not in the middle of the pool's code."""
     return _pools_running > 0
-
-
-def default_jobs() -> int:
-    """All the cores this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def tag_blocks(
@@ -86,7 +78,7 @@ def _in_parallel(
     pool: Pool | None = None
     starting = None
     try:
-        if _can_fork():
+        if can_fork():
             # Forked workers start in milliseconds with the model and every import already
             # in memory. This process tags one chunk first, so the imports large batches
             # need (pyarrow, scipy) are made once, before the fork, not in each process.
@@ -128,15 +120,3 @@ def _in_parallel(
             pool = starting.result()  # started while this run was being stopped
         if pool is not None:
             pool.stop(kill=bool(window))  # stopped early: their work is not wanted
-
-
-def _can_fork() -> bool:
-    """Whether worker processes can be forked from this one: on Linux, from the main thread,
-    while no other Python thread runs (one could hold a lock the workers would inherit held;
-    the native threads of numpy's BLAS and of pyarrow reset themselves in a forked child).
-    Elsewhere (macOS, Windows, a notebook's threads) workers are spawned."""
-    return (
-        sys.platform.startswith("linux")
-        and threading.current_thread() is threading.main_thread()
-        and threading.active_count() == 1
-    )

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__, output, reading
-from .batch import default_jobs as batch_jobs
 from .errors import InputError, TaggerError, UsageError, WorkerError
 from .prediction import COLUMNS as PREDICTION_COLUMNS
 from .prediction import NO_AREA
+from .workers import default_jobs as batch_jobs
 
 DEFAULT_MODEL_DIR = "models"
 EXIT_SKIPPED = 3  # --skip-bad left records out

@@ -56,6 +56,7 @@ from .labels import TrainingSet
 from .model import Model
 from .prediction import right
 from .settings import SELECTION_GRID, WEIGHT_FROM, WEIGHT_GRID, TrainingSettings
+from .workers import default_jobs, run_all
 
 # Cross-validation: leave-one-out up to this many labelled abstracts, stratified k-fold above.
 LEAVE_ONE_OUT_MAX = 100
@@ -221,17 +222,13 @@ def out_of_fold_scores(
     on the first fold, already computed). Area descriptions stay in every training fold.
     Candidates with the same feature settings share one TF-IDF fit per fold; k folds run on
     all cores (leave-one-out's many tiny fits run in this process)."""
-    from joblib import Parallel, delayed
-
     scheme, splits = folds(training_set)
-    groups = _feature_groups(candidates)
-    jobs = 1 if scheme == "leave-one-out" else -1
+    groups = list(_feature_groups(candidates).values())
+    jobs = 1 if scheme == "leave-one-out" else default_jobs()
     known = [dict(enumerate(first_fold))] if first_fold else []
+    tasks = [(candidates, groups, train, test) for train, test in splits[len(known) :]]
     with _one_blas_thread():
-        results = known + Parallel(n_jobs=jobs)(
-            delayed(_fold_scores)(training_set, candidates, list(groups.values()), train_index, test_index)
-            for train_index, test_index in splits[len(known) :]
-        )
+        results = known + run_all(_fold_task, training_set, tasks, jobs)
     n = len(training_set.labels)
     result = []
     for i in range(len(candidates)):
@@ -263,6 +260,13 @@ def _feature_groups(candidates: list[TrainingSettings]) -> dict[str, list[int]]:
     for i, candidate in enumerate(candidates):
         groups.setdefault(repr(candidate.features()), []).append(i)
     return groups
+
+
+def _fold_task(training_set: TrainingSet, task: tuple) -> dict[int, tuple[Scores, Scores]]:
+    """A worker's work (see :func:`tagger.workers.run_all`): :func:`_fold_scores` of one
+    fold, ``task`` being (candidates, groups, train index, test index)."""
+    with _one_blas_thread():
+        return _fold_scores(training_set, *task)
 
 
 def _fold_scores(
@@ -432,20 +436,13 @@ def successive_halving(
     on its held-out ones), by index, and its scores there (kept for the full
     cross-validation); empty with leave-one-out (one abstract cannot tell candidates apart,
     and the fits are small anyway) or with too few candidates to narrow."""
-    from joblib import Parallel, delayed
-
     scheme, splits = folds(training_set)
     if scheme == "leave-one-out" or len(candidates) <= HALVING_KEEP or len(truth) < HALVING_FROM:
         return {}, {}
-    from .batch import default_jobs
-
     train_index, test_index = splits[0]
-    groups = _feature_groups(candidates)
+    tasks = [(candidates, [group], train_index, test_index) for group in _feature_groups(candidates).values()]
     with _one_blas_thread():
-        parts = Parallel(n_jobs=min(len(groups), default_jobs()))(
-            delayed(_fold_scores)(training_set, candidates, [group], train_index, test_index)
-            for group in groups.values()
-        )
+        parts = run_all(_fold_task, training_set, tasks, default_jobs())
     scores = {i: both for part in parts for i, both in part.items()}
     return {i: _macro_f1(scores[i][0], truth[test_index]) for i in range(len(candidates))}, scores
 

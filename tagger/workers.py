@@ -1,5 +1,6 @@
-"""A small pool of worker processes of our own, each holding the model: one duplex pipe per
-worker, a chunk of texts in, its probabilities out, answers in the order the chunks went in.
+"""A small pool of worker processes of our own, each holding one payload (the model, or a
+training set): one duplex pipe per worker, a task in (a chunk of texts, a fold), its answer out
+(``work(payload, task)``: probabilities, a fold's scores), answers in the order tasks went in.
 
 Nothing here belongs to an executor: no manager thread in this process, no shared queue that a
 killed worker could leave half written. Stopping is plain: kill the workers (when their work
@@ -15,12 +16,15 @@ start.
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import itertools
 import os
 import queue
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
@@ -52,15 +56,18 @@ class Worker:
 
 @dataclass(eq=False)
 class Pool:
-    """Worker processes holding one model. ``submit`` hands a chunk to the least busy worker
-    (``None`` when each holds ``PENDING`` chunks), ``answer`` reads that worker's oldest
+    """Worker processes holding one payload. ``submit`` hands a task to the least busy worker
+    (``None`` when each holds ``PENDING`` tasks), ``answer`` reads that worker's oldest
     answer, and ``stop`` ends them all."""
 
     workers: list[Worker] = field(default_factory=list)
 
     @classmethod
-    def start(cls, model, size: int, *, fork: bool) -> Pool:
-        """``size`` workers holding ``model``, forked or spawned, started now."""
+    def start(cls, payload, size: int, *, fork: bool, work: Callable | None = None) -> Pool:
+        """``size`` workers holding ``payload``, forked or spawned, started now, each
+        answering a task with ``work(payload, task)`` (a module-level function; by default
+        the calibrated probabilities of a model's texts)."""
+        work = work or probabilities
         import multiprocessing
 
         context = multiprocessing.get_context("fork" if fork else "spawn")
@@ -79,7 +86,7 @@ class Pool:
                 inherited = [ours, *(w.pipe for w in pool.workers)] if fork else []
                 process = context.Process(
                     target=_serve,
-                    args=(theirs, model, os.getpid() if fork else None, inherited),
+                    args=(theirs, payload, work, os.getpid() if fork else None, inherited),
                     daemon=True,
                     name="tagger-worker",
                 )
@@ -96,18 +103,18 @@ class Pool:
                 signal.pthread_sigmask(signal.SIG_SETMASK, previous)
         return pool
 
-    def submit(self, texts: list[str]) -> Worker | None:
-        """Send ``texts`` to the least busy worker and return it; ``None`` when all are full."""
+    def submit(self, task) -> Worker | None:
+        """Send ``task`` to the least busy worker and return it; ``None`` when all are full."""
         worker = min(self.workers, key=lambda w: w.pending)
         if worker.pending >= PENDING:
             return None
         with contextlib.suppress(OSError):  # it died: reading its answer will say so
-            worker.pipe.send(texts)
+            worker.pipe.send(task)
         worker.pending += 1
         return worker
 
-    def answer(self, worker: Worker) -> np.ndarray:
-        """The probabilities of the oldest chunk sent to ``worker``, waiting for them."""
+    def answer(self, worker: Worker):
+        """The answer to the oldest task sent to ``worker``, waiting for it."""
         try:
             kind, value = worker.pipe.recv()
         except (EOFError, OSError):
@@ -119,6 +126,22 @@ class Pool:
         if kind != "ok":
             raise WorkerError(f"a tagging worker process failed: {value}", fix="Run again with --jobs 1.")
         return value
+
+    def map(self, tasks: Iterable) -> list:
+        """Every task's answer, in order, the workers kept busy."""
+        tasks = iter(tasks)
+        sent: collections.deque[Worker] = collections.deque()
+        answers = []
+        while True:
+            while (task := next(tasks, None)) is not None:
+                worker = self.submit(task)
+                if worker is None:
+                    tasks = itertools.chain([task], tasks)
+                    break
+                sent.append(worker)
+            if not sent:
+                return answers
+            answers.append(self.answer(sent.popleft()))
 
     def stop(self, *, kill: bool = False) -> None:
         """End every worker: killed at once with ``kill`` (their work is not wanted), else
@@ -155,8 +178,48 @@ def _kill(process) -> None:
             process.kill()
 
 
-def _serve(pipe: Connection, model, parent: int | None, inherited: list[Connection]) -> None:
-    """A worker's life: chunks of texts in, ``("ok", probabilities)`` out, until its pipe
+def run_all(work: Callable, payload, tasks: list, jobs: int) -> list:
+    """``work(payload, task)`` of every task, in order, on ``jobs`` worker processes (in this
+    process when ``jobs`` is 1 or there is one task), which end with this process however it
+    ends: a killed ``tagger train`` leaves no worker behind."""
+    if jobs <= 1 or len(tasks) <= 1:
+        return [work(payload, task) for task in tasks]
+    pool = Pool.start(payload, min(jobs, len(tasks)), fork=can_fork(), work=work)
+    done = False
+    try:
+        answers = pool.map(tasks)
+        done = True
+        return answers
+    finally:
+        pool.stop(kill=not done)
+
+
+def default_jobs() -> int:
+    """All the cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def can_fork() -> bool:
+    """Whether worker processes can be forked from this one: on Linux, from the main thread,
+    while no other Python thread runs (one could hold a lock the workers would inherit held;
+    the native threads of numpy's BLAS and of pyarrow reset themselves in a forked child).
+    Elsewhere (macOS, Windows, a notebook's threads) workers are spawned."""
+    return (
+        sys.platform.startswith("linux")
+        and threading.current_thread() is threading.main_thread()
+        and threading.active_count() == 1
+    )
+
+
+def probabilities(model, texts: list[str]) -> np.ndarray:
+    """A tagging worker's work: the calibrated probabilities of ``texts``."""
+    return model.predict_proba(texts)
+
+
+def _serve(
+    pipe: Connection, payload, work: Callable, parent: int | None, inherited: list[Connection]
+) -> None:
+    """A worker's life: tasks in, ``("ok", work(payload, task))`` out, until its pipe
     closes. Ctrl-C reaches every process of a terminal's job: the main process stops the run,
     a worker ignores it and is ended by the pool. SIGTERM and SIGHUP end a worker as they end
     any program. A forked worker (``parent``: the pid of the process that forked it) dies with
@@ -183,9 +246,9 @@ def _serve(pipe: Connection, model, parent: int | None, inherited: list[Connecti
             inbox.put(None)
 
     threading.Thread(target=receive, daemon=True).start()
-    while (texts := inbox.get()) is not None:
+    while (task := inbox.get()) is not None:
         try:
-            answer = ("ok", model.predict_proba(texts))
+            answer = ("ok", work(payload, task))
         except Exception as error:  # a bug: said in the main process, which stops the run
             answer = ("error", f"{type(error).__name__}: {error}")
         try:

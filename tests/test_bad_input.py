@@ -408,6 +408,7 @@ def forge(model_dir, card_edit=None, **arrays):
     np.savez(buffer, **contents)
     weights.write_bytes(buffer.getvalue())
     card["weights_sha256"] = hashlib.sha256(buffer.getvalue()).hexdigest()
+    card["weights_bytes"] = len(buffer.getvalue())
     (model_dir / CARD_FILE).write_text(json.dumps(card))
 
 
@@ -462,6 +463,7 @@ def test_forged_weights_are_refused_before_they_are_allocated(capsys, model_dir,
     weights.write_bytes(forged)
     card = json.loads((model_dir / CARD_FILE).read_text())
     card["weights_sha256"] = __import__("hashlib").sha256(forged).hexdigest()
+    card["weights_bytes"] = len(forged)
     (model_dir / CARD_FILE).write_text(json.dumps(card))
     status, _, err = run(capsys, "predict", *SEED_FILES, "--model", model_dir)
     declared = f"coef.npy declares shape ({'9' * (len(shape) - 3)},), more than the file holds"

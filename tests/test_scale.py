@@ -44,7 +44,7 @@ def big_pile(tmp_path_factory):
 def start_method(request, monkeypatch):
     """Workers forked, then spawned, whatever other tests left running (a Dask cluster's
     threads would otherwise make every run here spawn)."""
-    monkeypatch.setattr(batch, "_can_fork", lambda: request.param == "fork")
+    monkeypatch.setattr(batch, "can_fork", lambda: request.param == "fork")
     return request.param
 
 
@@ -84,14 +84,14 @@ def test_workers_are_forked_from_the_main_thread_and_spawned_beside_other_thread
     started: list[str] = []
     pools: list = []
 
-    def start(model, size, *, fork):
+    def start(model, size, *, fork, **options):
         started.append("fork" if fork else "spawn")
-        pools.append(original(model, size, fork=fork))
+        pools.append(original(model, size, fork=fork, **options))
         return pools[-1]
 
     original = workers.Pool.start
     monkeypatch.setattr(workers.Pool, "start", staticmethod(start))
-    here_forks = batch._can_fork()  # Linux, and no other thread running (Dask's tests leave some)
+    here_forks = batch.can_fork()  # Linux, and no other thread running (Dask's tests leave some)
     here = [p for _, p in tag_abstracts(abstracts, shipped, jobs=2)]
     in_thread: list = []
     thread = threading.Thread(
@@ -109,9 +109,9 @@ def test_forked_workers_never_write_what_was_printed_before_again(big_pile):
     would write it a second time when it exits. (A new interpreter runs no other thread: on
     Linux its workers are forked.)"""
     script = (
-        "import sys; from tagger.batch import tag_abstracts, _can_fork;"
+        "import sys; from tagger.batch import tag_abstracts, can_fork;"
         "from tagger.reading import read_abstracts; from tagger import load_model;"
-        "print('printed before', _can_fork(), end='');"
+        "print('printed before', can_fork(), end='');"
         "n = sum(1 for _ in tag_abstracts(read_abstracts([sys.argv[1]]), load_model(), jobs=2));"
         "print('', n)"
     )

@@ -427,3 +427,43 @@ def test_labels_new_since_a_model_are_counted_by_label_even_when_a_text_repeats(
         ids=(*repeated.ids, "new"),
     )
     assert new_since(added, first) == [len(added.labels) - 1]
+
+
+@pytest.mark.slow  # trains in a subprocess until its workers run
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="reads /proc")
+def test_a_killed_train_leaves_no_worker_behind(tmp_path):
+    import os
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from conftest import LABELS
+
+    shutil.copytree(LABELS, tmp_path / "labels")
+    shutil.copytree(SEEDS, tmp_path / "seeds")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tagger", "train", "--search"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+    deadline = time.monotonic() + 120
+    while process.poll() is None and not children.read_text().split() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = [int(pid) for pid in children.read_text().split()]
+    assert workers, "the training ended before any worker ran"
+    time.sleep(3)  # the workers are working (or waiting for the next fold)
+    assert process.poll() is None, "the training ended before it could be killed"
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(process.pid, 0)  # anything of the job left?
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.killpg(process.pid, signal.SIGKILL)
+    pytest.fail("a training worker outlived its killed parent")
