@@ -664,6 +664,7 @@ def _label(args: argparse.Namespace) -> int:
     model = _load_model(args.model)
     store = _store(args)
     if args.data:  # the user's own areas and labelled file
+        _refuse_other_areas(model, store.current(), args.data)
         areas = tuple(Area(slug, slug) for slug in model.areas)
     else:
         if not model.card.training_data.uses_area_descriptions:
@@ -708,6 +709,20 @@ def _label(args: argparse.Namespace) -> int:
     _say_queue(queue, sys.stdout)
     _say_saved(label_session(queue, areas, save, ask, say, unsave=store.undo), store)
     return status
+
+
+def _refuse_other_areas(model, labels: dict[str, str], data: str) -> None:
+    """A model whose areas are not those of the labelled file answers would go to: its areas
+    would be offered, and written into the file (the shipped model's 'llm' in a file of one's
+    own areas)."""
+    theirs = set(labels.values())
+    if theirs and theirs != set(model.areas):
+        listed = ", ".join(sorted(theirs)[:8]) + (", ..." if len(theirs) > 8 else "")
+        raise UsageError(
+            f"the model's areas ({', '.join(model.areas[:8])}{', ...' if len(model.areas) > 8 else ''}) "
+            f"are not those of {data} ({listed})",
+            fix=f"Train a model on it first (tagger train --data {data} --model mine) and give --model mine.",
+        )
 
 
 def _label_on_the_web(args: argparse.Namespace, model, store, areas, report: reading.ReadReport) -> int:

@@ -440,3 +440,22 @@ def test_a_session_killed_at_any_moment_keeps_every_answer_it_confirmed(tmp_path
             read_labelled_file(folder / "mine.jsonl")
         assert written == answers[: len(written)], (trial, written)
         assert len(confirmed) <= len(written) <= len(confirmed) + 1, (trial, confirmed, written)
+
+
+def test_labelling_a_users_file_with_a_model_of_other_areas_is_refused(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    own_jsonl(tmp_path / "mine.jsonl")
+    before = (tmp_path / "mine.jsonl").read_bytes()
+    (tmp_path / "pile.txt").write_text("Quadruped robots climb stairs.\n")
+    status, _, err = answer(monkeypatch, capsys, "1\n", "label", "pile.txt", "--data", "mine.jsonl")
+    assert (
+        status == 1
+        and "the model's areas (llm, vision" in err
+        and "are not those of mine.jsonl (bio, bots)" in err
+    )
+    assert (tmp_path / "mine.jsonl").read_bytes() == before  # no 'llm' added to the user's file
+    assert main(["train", "--data", "mine.jsonl", "--model", "own"]) == 0
+    status, _, _ = answer(
+        monkeypatch, capsys, "bots\n", "label", "pile.txt", "--data", "mine.jsonl", "--model", "own"
+    )
+    assert status == 0 and read_labelled_file(tmp_path / "mine.jsonl").labels[-1] == "bots"
