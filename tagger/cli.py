@@ -274,7 +274,6 @@ def _parser() -> argparse.ArgumentParser:
     label.add_argument(
         "--port",
         type=_checked("--port", low=0, high=65535, integer=True),
-        default=0,
         help="with --web: the port (default: a free one)",
     )
     label.set_defaults(run=_label)
@@ -661,6 +660,8 @@ def _label(args: argparse.Namespace) -> int:
     from .labelling import label_session
     from .labels import AREAS_FILE, Area, load_areas
 
+    if args.port is not None and not args.web:
+        raise UsageError("--port is for the labelling page", fix="Add --web, or leave --port out.")
     model = _load_model(args.model)
     store = _store(args)
     if args.data:  # the user's own areas and labelled file
@@ -759,7 +760,7 @@ def _label_on_the_web(args: argparse.Namespace, model, store, areas, report: rea
         )
 
     try:
-        serve(app, args.port, on_start=started)
+        serve(app, args.port or 0, on_start=started)
     except KeyboardInterrupt:
         pass
     except OSError as error:
@@ -843,10 +844,8 @@ def _train(args: argparse.Namespace) -> int:
     )
     _say_if_reused(model.card.settings_selection)
     if args.unlabelled and model.card.unlabelled is None:
-        print(
-            "note: no unlabelled abstract in --unlabelled (every one is labelled): no self-training",
-            file=sys.stderr,
-        )
+        why = "every one is labelled" if pile else "it holds no abstracts"
+        print(f"note: no unlabelled abstract in --unlabelled ({why}): no self-training", file=sys.stderr)
     if model.card.unlabelled is not None:
         pile_record = model.card.unlabelled
         print(

@@ -336,9 +336,16 @@ def evidence(texts: Sequence[str], vocabulary) -> np.ndarray:
     it: ``k * k / w``, where ``w`` counts the text's words that are not stop words and ``k``
     those of them that are features (with repeats). It grows with the words the model knows,
     and falls when most of the text is about something the model does not know."""
+    return _evidence(*known_words(texts, vocabulary))
+
+
+def known_words(texts: Sequence[str], vocabulary) -> tuple[np.ndarray, np.ndarray]:
+    """Per text, how many of its words that are not stop words are features of ``vocabulary``
+    (with repeats), and how many such words it has."""
     found = [[word for word in words(text) if word not in STOP_WORDS] for text in texts]
-    known = np.array([sum(word in vocabulary for word in text) for text in found])
-    return _evidence(known, np.array([len(text) for text in found]))
+    return np.array([sum(word in vocabulary for word in text) for text in found]), np.array(
+        [len(text) for text in found]
+    )
 
 
 def _evidence(known: np.ndarray, content_words: np.ndarray) -> np.ndarray:

@@ -19,12 +19,18 @@ from dataclasses import replace
 import numpy as np
 
 from .card import Unlabelled
+from .features import known_words
 from .labels import TrainingSet
+from .prediction import decided
 from .settings import TrainingSettings
 
 ROUNDS = 3
 SHARE = 0.5  # of each predicted area's abstracts, the most confident this share is kept
 STOP_CHANGE = 0.01
+# An abstract is pseudo-labelled only when the model knows enough of its words: at least this
+# many, and at least this share of its words that are not stop words (random words: none).
+PSEUDO_KNOWN_MIN = 2
+PSEUDO_KNOWN_SHARE = 1 / 3
 PILE_MAX = 20_000  # a larger pile is sampled down to this many abstracts (evenly, in order)
 # A pile text is learnt from by its first this many characters (an abstract is a few thousand;
 # a whole book in the pile would otherwise bring a vocabulary of its own into every fit).
@@ -69,7 +75,9 @@ def self_train(
         pipeline = fit_pipeline(current, settings)
         probabilities = pipeline.predict_proba(used)
         classes = np.asarray(pipeline.classes_)
-        chosen = _most_confident_per_area(probabilities)
+        found, content = known_words(used, pipeline.named_steps["tfidf"].vocabulary_)
+        known = (found >= PSEUDO_KNOWN_MIN) & (found >= PSEUDO_KNOWN_SHARE * content)
+        chosen = _most_confident_per_area(probabilities, known)
         pseudo = {used[i]: str(classes[probabilities[i].argmax()]) for i in chosen}
         current = replace(
             training_set, pseudo_texts=tuple(pseudo), pseudo_labels=tuple(pseudo.values()), pile=tuple(used)
@@ -92,14 +100,14 @@ def self_train(
     return current, record
 
 
-def _most_confident_per_area(probabilities: np.ndarray) -> np.ndarray:
-    """Row indices: of the rows predicted as each area, the most confident SHARE (at least
-    one), in row order."""
-    predicted = probabilities.argmax(axis=1)
+def _most_confident_per_area(probabilities: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """Row indices: of the ``known`` rows (enough evidence) predicted as each area (a tie is
+    no prediction), the most confident SHARE (at least one), in row order."""
+    predicted = decided(probabilities)
     confidence = probabilities.max(axis=1)
     chosen = []
-    for area in np.unique(predicted):
-        rows = np.flatnonzero(predicted == area)
+    for area in np.unique(predicted[known & (predicted >= 0)]):
+        rows = np.flatnonzero((predicted == area) & known)
         keep = max(1, int(np.ceil(SHARE * len(rows))))
         chosen.append(rows[np.argsort(-confidence[rows], kind="stable")[:keep]])
     return np.sort(np.concatenate(chosen)) if chosen else np.array([], dtype=int)

@@ -113,3 +113,25 @@ def test_number_from_text_is_what_float_reads_or_an_error(text):
     else:
         with pytest.raises(UsageError):
             number(text, "--x", low=0.0, high=1.0, from_text=True)
+
+
+def test_port_without_web_is_an_error_not_ignored(capsys, tmp_path):
+    from conftest import run
+
+    (tmp_path / "pile.txt").write_text("Robots grasp cups.\n")
+    status, _, err = run(capsys, "label", tmp_path / "pile.txt", "--port", "8765")
+    assert status == 1 and "--port is for the labelling page. Add --web, or leave --port out." in err
+
+
+def test_an_empty_unlabelled_pile_is_said_to_be_empty(capsys, tmp_path):
+    from conftest import run
+
+    (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "mine.csv").write_text(
+        "abstract,area\nRobots grasp cups.,bots\nArms move.,bots\nProteins fold.,bio\nCells divide.,bio\n"
+    )
+    status, _, err = run(
+        capsys, "train", "--data", tmp_path / "mine.csv", "--unlabelled", tmp_path / "empty.jsonl",
+        "--model", tmp_path / "m",
+    )  # fmt: skip
+    assert status == 0 and "no unlabelled abstract in --unlabelled (it holds no abstracts)" in err

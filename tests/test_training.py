@@ -467,3 +467,23 @@ def test_a_killed_train_leaves_no_worker_behind(tmp_path):
         time.sleep(0.1)
     os.killpg(process.pid, signal.SIGKILL)
     pytest.fail("a training worker outlived its killed parent")
+
+
+def test_no_evidence_no_pseudo_label():
+    """Abstracts of words the model has never seen (random tokens) are not pseudo-labelled:
+    they would all go to whichever area wins on nothing (500 of them made 250 'generative')."""
+    import random
+
+    from tagger.selftraining import self_train
+
+    rng = random.Random(0)
+    noise = [
+        " ".join(
+            "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(4, 9))) for _ in range(40)
+        )
+        for _ in range(200)
+    ]
+    labelled = tiny_set()
+    trained, record = self_train(labelled, [*noise, *PILE], TrainingSettings())
+    assert record.pile_abstracts == len(noise) + len(PILE)
+    assert not set(trained.pseudo_texts) & set(noise) and trained.pseudo_texts
