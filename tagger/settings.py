@@ -4,9 +4,9 @@ is fitted. Values are checked when the settings are made; the model card records
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, fields
 
+from .checks import number
 from .errors import UsageError
 from .features import TextAnalyzer
 
@@ -32,6 +32,20 @@ WEIGHT_FROM = 10
 
 # The fields that decide which features come out of a text (the rest fit the classifier).
 FEATURE_FIELDS = ("ngram_max", "sublinear_tf", "min_df")
+
+# What each number of the settings may be, (low, high, whole number), however it is given
+# (Python, a retrain reading them back from a model card): one table, one check
+# (tagger.checks.number). C past 10,000 or a million iterations fit nothing better, only slower.
+LIMITS: dict[str, tuple[float, float, bool]] = {
+    "ngram_max": (1, 2, True),
+    "min_df": (1, 1000, True),
+    "C": (1e-4, 1e4, False),
+    "abstract_weight": (1e-4, 1e4, False),
+    "description_weight": (1e-4, 1e4, False),
+    "pseudo_label_weight": (1e-4, 1.0, False),
+    "review_accuracy": (0.01, 1.0, False),
+    "max_iter": (1, 100_000, True),
+}
 
 
 @dataclass(frozen=True)
@@ -63,25 +77,12 @@ class TrainingSettings:
     max_iter: int = 5000
 
     def __post_init__(self) -> None:
-        checks = {
-            "ngram_max": (self.ngram_max in (1, 2) and _is_int(self.ngram_max), "1 or 2"),
-            "sublinear_tf": (isinstance(self.sublinear_tf, bool), "True or False"),
-            "min_df": (_is_int(self.min_df) and self.min_df >= 1, "a whole number of at least 1"),
-            "C": (_is_positive(self.C), "a positive number"),
-            "balance_areas": (isinstance(self.balance_areas, bool), "True or False"),
-            "abstract_weight": (_is_positive(self.abstract_weight), "a positive number"),
-            "description_weight": (_is_positive(self.description_weight), "a positive number"),
-            "pseudo_label_weight": (_is_positive(self.pseudo_label_weight), "a positive number"),
-            "review_accuracy": (
-                _is_number(self.review_accuracy) and 0 < self.review_accuracy <= 1,
-                "a number in (0, 1]",
-            ),
-            "max_iter": (_is_int(self.max_iter) and self.max_iter >= 1, "a whole number of at least 1"),
-        }
-        for name, (ok, expected) in checks.items():
-            if not ok:
+        for name, (low, high, integer) in LIMITS.items():
+            number(getattr(self, name), f"training setting {name}", low=low, high=high, integer=integer)
+        for name in ("sublinear_tf", "balance_areas"):
+            if not isinstance(getattr(self, name), bool):
                 raise UsageError(
-                    f"training setting {name}={getattr(self, name)!r} is not valid", fix=f"Use {expected}."
+                    f"training setting {name} {getattr(self, name)!r} is not valid", fix="Use True or False."
                 )
 
     @property
@@ -100,15 +101,3 @@ class TrainingSettings:
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
         return tuple(f.name for f in fields(cls))
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _is_positive(value) -> bool:
-    return _is_number(value) and value > 0
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)

@@ -293,3 +293,20 @@ def test_a_weights_file_larger_than_its_card_says_is_refused_before_it_is_read(t
     (tmp_path / "m" / CARD_FILE).write_text(json.dumps(card))
     with pytest.raises(ModelError, match="more than tagger ever writes"):
         Model.load(tmp_path / "m")
+
+
+@pytest.mark.parametrize("name, value", [("C", 1e12), ("max_iter", 10**9), ("abstract_weight", -1.0)])
+def test_settings_read_back_from_a_card_are_checked_like_the_rest(tmp_path, shipped, name, value):
+    """A hand-edited setting in model.json is refused when the card is read, so a retrain
+    never keeps it (it chooses its settings anew)."""
+    from tagger.card import read_card
+    from tagger.retraining import previous_model
+
+    shipped.save(tmp_path)
+    data = json.loads((tmp_path / CARD_FILE).read_text())
+    assert name in data["classifier"]
+    data["classifier"][name] = value
+    with pytest.raises(ModelError, match=rf"bad setting \(training setting {name} .* is not valid"):
+        read_card(data, str(tmp_path / CARD_FILE))
+    (tmp_path / CARD_FILE).write_text(json.dumps(data))
+    assert previous_model(tmp_path) is None
