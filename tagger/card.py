@@ -295,7 +295,10 @@ def _build(kind, value, where: str):
     expected = origin or kind
     ok = isinstance(value, expected) and (expected is bool or not isinstance(value, bool))
     if expected is float and isinstance(value, int) and not isinstance(value, bool):
-        ok, value = True, float(value)
+        try:
+            ok, value = True, float(value)
+        except OverflowError:  # a whole number of hundreds of digits: no float holds it
+            raise ValueError(f"the model card holds an impossible value: {where} is too large") from None
     if not ok:
         raise ValueError(f"the model card lacks or garbles {where} (expected {_SCALARS[expected]})")
     return value

@@ -16,6 +16,7 @@ Training is a short pipeline::
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import difflib
 import itertools
@@ -51,7 +52,7 @@ from .card import (
     Unlabelled,
 )
 from .errors import LabelError, TaggerWarning
-from .features import evidence
+from .features import TextAnalyzer, evidence
 from .labels import TrainingSet
 from .model import Model
 from .prediction import right
@@ -146,6 +147,23 @@ def _one_blas_thread():
     return threadpool_limits(limits=1, user_api="blas")
 
 
+@contextlib.contextmanager
+def _words_to_learn_from(training_set: TrainingSet):
+    """scikit-learn's "empty vocabulary" (a fold whose labelled texts are all stop words) as
+    a clear error."""
+    try:
+        yield
+    except ValueError as error:
+        if "empty vocabulary" not in str(error):
+            raise
+        raise LabelError(
+            "too few labelled texts have a word to learn from (the rest are only stop words, numbers "
+            "or symbols): a cross-validation fold has none",
+            where=training_set.origin,
+            fix="Label more abstracts with words in them: check the --column that holds them.",
+        ) from None
+
+
 def fit_pipeline(training_set: TrainingSet, settings: TrainingSettings):
     """The scikit-learn pipeline the saved model reproduces: TfidfVectorizer +
     LogisticRegression, fitted on the training set's documents."""
@@ -155,7 +173,8 @@ def fit_pipeline(training_set: TrainingSet, settings: TrainingSettings):
     pipeline = Pipeline([("tfidf", _vectorizer(settings)), ("classifier", _classifier(settings))])
     with _one_blas_thread(), warnings.catch_warnings():
         warnings.simplefilter("ignore", category=UserWarning)
-        pipeline.fit(texts, areas, classifier__sample_weight=weights)
+        with _words_to_learn_from(training_set):
+            pipeline.fit(texts, areas, classifier__sample_weight=weights)
     return pipeline
 
 
@@ -293,7 +312,8 @@ def _fold_scores(
     for members in groups:
         vectorizer = _vectorizer(candidates[members[0]])
         texts, areas, _ = documents(fold, candidates[members[0]])
-        train_matrix = vectorizer.fit_transform(texts)
+        with _words_to_learn_from(training_set):
+            train_matrix = vectorizer.fit_transform(texts)
         test_matrix, probe_matrix = vectorizer.transform(held_out), vectorizer.transform(probes)
         known = (evidence(held_out, vectorizer.vocabulary_), evidence(probes, vectorizer.vocabulary_))
         warm: dict[bool, object] = {}  # along increasing C, each fit starts from the last one
@@ -591,6 +611,13 @@ def measurable(training_set: TrainingSet) -> tuple[np.ndarray, tuple[str, ...]]:
     everything = np.arange(len(training_set.labels))
     if training_set.use_descriptions:
         return everything, ()
+    analyzer = TextAnalyzer(ngram_max=1)
+    if not any(analyzer(text) for text in training_set.texts):
+        raise LabelError(
+            "no labelled text has a word to learn from (only stop words, numbers or symbols)",
+            where=training_set.origin,
+            fix="Label abstracts with words in them: check the --column that holds them.",
+        )
     counts = training_set.counts()
     single = tuple(slug for slug, n in counts.items() if n == 1)
     measured = [slug for slug, n in counts.items() if n >= 2]
@@ -643,8 +670,10 @@ def cross_validate(
 
 
 def _stratified_sample(training_set: TrainingSet, size: int) -> TrainingSet:
-    """A stratified random sample of ``size`` labelled abstracts (all of them when fewer)."""
-    if len(training_set.labels) <= size:
+    """A stratified random sample of ``size`` labelled abstracts (all of them when fewer, or
+    when there are too many areas for a sample of that size to hold each)."""
+    areas = len(set(training_set.labels))
+    if len(training_set.labels) <= size or min(size, len(training_set.labels) - size) < areas:
         return training_set
     from sklearn.model_selection import train_test_split
 

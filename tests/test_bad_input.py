@@ -732,3 +732,103 @@ def test_a_card_larger_than_any_tagger_writes_is_refused_without_reading_it(caps
     assert "the model card is 3,221,225,473 bytes, more than tagger ever writes" in one_line_error(
         err, status
     )
+
+
+# -- what used to end in exit 70 ("internal error") -------------------------------------------------
+
+
+@given(st.lists(st.tuples(st.integers(8, 10_000), st.integers(0, 7)), min_size=1, max_size=4))
+def test_a_damaged_zstandard_file_is_a_bad_record_never_an_internal_error(capsys, tmp_path_factory, flips):
+    zstandard = pytest.importorskip("zstandard")
+    folder = tmp_path_factory.mktemp("zst")
+    data = "".join(json.dumps({"abstract": f"Robots grasp cup {i} with care."}) + "\n" for i in range(300))
+    damaged = bytearray(zstandard.ZstdCompressor(write_checksum=True).compress(data.encode()))
+    for at, bit in flips:
+        damaged[at % len(damaged)] ^= 1 << bit
+    (folder / "pile.jsonl.zst").write_bytes(bytes(damaged))
+    status, _, err = run(capsys, "predict", folder / "pile.jsonl.zst", "--skip-bad")
+    assert status in (0, 2, 3) and "internal error" not in err
+
+
+def test_text_that_is_not_utf8_in_a_parquet_column_is_a_bad_row(capsys, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    column = pa.array([b"Robots grasp cups.", b"bad \xff\xfe text", b"Proteins fold."], type=pa.binary())
+    pq.write_table(pa.table({"abstract": column.view(pa.string())}), tmp_path / "a.parquet")
+    status, _, err = run(capsys, "predict", tmp_path / "a.parquet")
+    assert "a.parquet:row 2: not valid UTF-8 text in column 'abstract' (byte 4)" in one_line_error(
+        err, status
+    )
+    status, out, err = run(capsys, "predict", tmp_path / "a.parquet", "--skip-bad")
+    assert status == 3 and [row["position"] for row in rows(out)] == ["1", "3"]  # positions kept
+
+
+def test_a_card_number_too_large_for_any_float_is_a_clear_error(tmp_path, shipped):
+    shipped.save(tmp_path)
+    text = (tmp_path / CARD_FILE).read_text()
+    data = json.loads(text)
+    temperature = json.dumps(data["calibration"]["temperature"])
+    (tmp_path / CARD_FILE).write_text(
+        text.replace(f'"temperature": {temperature}', '"temperature": 1' + "0" * 400)
+    )
+    with pytest.raises(ModelError, match=r"calibration\.temperature is too large"):
+        Model.load(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "texts, message",
+    [
+        (["The of and.", "It is the.", "We are.", "They were."], "no labelled text has a word to learn from"),
+        (["Robots walk.", "It is the.", "We are.", "They were."], "too few labelled texts have a word"),
+    ],
+)
+def test_labelled_texts_of_stop_words_only_are_a_clear_error(capsys, tmp_path, texts, message):
+    rows_ = "".join(f"{text},{area}\n" for text, area in zip(texts, "aabb"))
+    (tmp_path / "stop.csv").write_text("abstract,area\n" + rows_)
+    status, _, err = run(capsys, "train", "--data", tmp_path / "stop.csv", "--model", tmp_path / "m")
+    assert message in one_line_error(err, status)
+
+
+def test_a_settings_sample_with_more_areas_than_it_can_hold_takes_every_label():
+    from tagger.labels import labelled_set
+    from tagger.training import _stratified_sample
+
+    texts = [f"word{a} sample{i}" for a in range(60) for i in range(2)]
+    training = labelled_set(texts, [f"area{a}" for a in range(60) for _ in range(2)], "many.csv")
+    assert _stratified_sample(training, 50) is training  # 60 areas: no sample of 50 holds each
+
+
+def test_an_answer_the_disk_cannot_hold_is_said_on_the_page(shipped):
+    import errno
+    import http.client
+
+    from tagger.labelling import Session, Suggestion
+    from tagger.labels import Area
+    from tagger.reading import Abstract
+    from tagger.web import TOKEN_HEADER, LabellingApp, start
+
+    def full_disk(abstract, area):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    queue = [
+        Suggestion(Abstract("a1", "Robots grasp cups.", "pile", 1, 1), shipped.predict("Robots grasp cups."))
+    ]
+    app = LabellingApp(Session(queue, full_disk), (Area("robotics", "Robotics"),), shipped, "pile")
+    server = start(app)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        port = server.server_address[1]
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        body = json.dumps({"area": "robotics", "at": 0})
+        headers = {TOKEN_HEADER: server.token, "Content-Type": "application/json"}
+        connection.request("POST", "/api/answer", body=body, headers=headers)
+        response = connection.getresponse()
+        answer = json.loads(response.read())
+        assert response.status == 507 and "No space left on device" in answer["error"]
+        assert answer["position"] == 0 and answer["item"]["id"] == "a1"  # still there, to answer again
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)

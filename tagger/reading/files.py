@@ -172,7 +172,12 @@ class _FramesChecked(io.RawIOBase):
             self.checked = True
             with open(self.path, "rb") as stream:
                 _check_zstd_frames(stream)
-        return self.reader.readinto(buffer)
+        import zstandard
+
+        try:
+            return self.reader.readinto(buffer)
+        except zstandard.ZstdError as error:  # a bad checksum, corrupt blocks: damaged, as gzip's are
+            raise zlib.error(str(error)) from None
 
     def close(self) -> None:
         self.reader.close()

@@ -734,11 +734,19 @@ def _read_parquet(path: Path, options: _Options, rows: list[int]) -> Iterator[Re
             yield InputError(batch.what, where=name, fix=batch.fix)
             return
         options.report.bytes_read += batch.nbytes
-        values_of = {column: batch.column(column).to_pylist() for column in read}
+        decoded = {column: _parquet_values(batch.column(column)) for column in read}
+        values_of = {column: values for column, (values, _) in decoded.items()}
         for i in range(batch.num_rows):
             rows[0] += 1
             record = {role: values_of[column][i] for role, column in fields.items()}
             where = f"{name}:row {rows[0]}"
+            if bad := next(((column, bad[i]) for column, (_, bad) in decoded.items() if i in bad), None):
+                yield InputError(
+                    f"not valid UTF-8 text in column {bad[0]!r} (byte {bad[1]})",
+                    where=where,
+                    fix="Parquet text is UTF-8: fix the value, or leave the row out with --skip-bad.",
+                )
+                continue
             if not isinstance(record["abstract"], str):
                 yield InputError(
                     f"{fields['abstract']!r} is empty or not text", where=where, fix="Fill it in."
@@ -746,6 +754,27 @@ def _read_parquet(path: Path, options: _Options, rows: list[int]) -> Iterator[Re
                 continue
             kept = _kept(((column, values_of[column][i]) for column in kept_names), keep)
             yield Record(record, rows[0], where, kept)
+
+
+def _parquet_values(array) -> tuple[list, dict[int, int]]:
+    """A Parquet column's values as Python objects, and the rows whose text is not valid
+    UTF-8 (row -> offset of the first bad byte; their value None): a string column may hold
+    any bytes, and one bad value must not cost the others."""
+    try:
+        return array.to_pylist(), {}
+    except UnicodeDecodeError:
+        import pyarrow
+
+        binary = pyarrow.large_binary() if pyarrow.types.is_large_string(array.type) else pyarrow.binary()
+        values: list = []
+        bad: dict[int, int] = {}
+        for row, raw in enumerate(array.view(binary).to_pylist()):
+            try:
+                values.append(None if raw is None else raw.decode("utf-8"))
+            except UnicodeDecodeError as error:
+                values.append(None)
+                bad[row] = error.start
+        return values, bad
 
 
 def _batches(table, columns: list[str]):

@@ -383,6 +383,16 @@ class _Handler(BaseHTTPRequestHandler):
             except PageError as error:
                 self._send_json(HTTPStatus.CONFLICT, {"error": str(error), **app.state()})
                 return
+            except OSError as error:  # the label file cannot be written (a full disk): said on the page
+                reason = error.strerror or str(error)
+                self._send_json(
+                    HTTPStatus.INSUFFICIENT_STORAGE,
+                    {
+                        "error": f"the label file cannot be written ({reason}); nothing was lost",
+                        **app.state(),
+                    },
+                )
+                return
             self.server.on_change(app)
             self._send_json(HTTPStatus.OK, app.state())
 
