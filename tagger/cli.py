@@ -400,6 +400,11 @@ def _load_model(directory: str | None):
 
 def _which_model(given: str | None, model) -> str:
     """One line saying which model made an output: where it was found and what it learnt."""
+    if model.card.training_data.labelled_abstracts == 0:
+        return (
+            "model: a first one, learnt from the areas' descriptions alone (no hand labels yet: "
+            "label some, then 'tagger train'); not saved"
+        )
     if given is not None:
         where = given
     elif _model_folder(None) is not None:
@@ -641,8 +646,9 @@ def _queue(args: argparse.Namespace, model, store, report: reading.ReadReport, a
 
 def _suggest(args: argparse.Namespace) -> int:
     report = reading.ReadReport()
-    model = _load_model(args.model)
-    queue = _queue(args, model, _store(args), report)
+    store = _store(args)
+    model, _ = _labelling_model(args, store, outside_a_project=True)
+    queue = _queue(args, model, store, report)
     if not queue:
         print("nothing to suggest: every abstract given is labelled already", file=sys.stderr)
     for rank, item in enumerate(queue, start=1):
@@ -658,27 +664,11 @@ def _suggest(args: argparse.Namespace) -> int:
 
 def _label(args: argparse.Namespace) -> int:
     from .labelling import label_session
-    from .labels import AREAS_FILE, Area, load_areas
 
     if args.port is not None and not args.web:
         raise UsageError("--port is for the labelling page", fix="Add --web, or leave --port out.")
-    model = _load_model(args.model)
     store = _store(args)
-    if args.data:  # the user's own areas and labelled file
-        _refuse_other_areas(model, store.current(), args.data)
-        areas = tuple(Area(slug, slug) for slug in model.areas)
-    else:
-        if not model.card.training_data.uses_area_descriptions:
-            raise UsageError(
-                f"the model was trained on your own labelled file ({model.card.training_data.origin})",
-                fix="Give that file with --data: answers are added to it.",
-            )
-        areas = load_areas(Path(args.labels) / AREAS_FILE)
-        if set(model.areas) - {area.slug for area in areas}:
-            raise UsageError(
-                f"the model's areas differ from {Path(args.labels) / AREAS_FILE}",
-                fix="Retrain with 'tagger train', or give your own labelled file with --data.",
-            )
+    model, areas = _labelling_model(args, store)
     report = reading.ReadReport()
     if args.web:
         return _label_on_the_web(args, model, store, areas, report)
@@ -710,6 +700,38 @@ def _label(args: argparse.Namespace) -> int:
     _say_queue(queue, sys.stdout)
     _say_saved(label_session(queue, areas, save, ask, say, unsave=store.undo), store)
     return status
+
+
+def _labelling_model(args: argparse.Namespace, store, outside_a_project: bool = False):
+    """The model that orders a labelling queue and guesses, and the areas to answer with:
+    for a user's labelled file (--data), the model's areas, which must be the file's; for a
+    project, its taxonomy's areas, which must be the model's, except in a project of one's
+    own areas with no labels yet, where a first model learns from the areas' descriptions.
+    ``outside_a_project``: with no taxonomy here, the model's own areas (for suggest)."""
+    from .labels import AREAS_FILE, Area, load_areas
+
+    model = _load_model(args.model)
+    if args.data:  # the user's own areas and labelled file
+        _refuse_other_areas(model, store.current(), args.data)
+        return model, tuple(Area(slug, slug) for slug in model.areas)
+    if not model.card.training_data.uses_area_descriptions:
+        raise UsageError(
+            f"the model was trained on your own labelled file ({model.card.training_data.origin})",
+            fix="Give that file with --data: answers are added to it.",
+        )
+    if outside_a_project and not (Path(args.labels) / AREAS_FILE).exists():
+        return model, tuple(Area(area.slug, area.name) for area in model.card.areas)
+    areas = load_areas(Path(args.labels) / AREAS_FILE)
+    if set(model.areas) == {area.slug for area in areas}:
+        return model, areas
+    if args.model is not None or store.current():
+        raise UsageError(
+            f"the model's areas differ from {Path(args.labels) / AREAS_FILE}",
+            fix="Retrain with 'tagger train', or give your own labelled file with --data.",
+        )
+    from .training import descriptions_model
+
+    return descriptions_model(areas), areas
 
 
 def _refuse_other_areas(model, labels: dict[str, str], data: str) -> None:

@@ -53,7 +53,7 @@ from .card import (
 )
 from .errors import LabelError, TaggerWarning
 from .features import TextAnalyzer, evidence
-from .labels import TrainingSet
+from .labels import Area, TrainingSet
 from .model import Model
 from .prediction import right
 from .settings import SELECTION_GRID, WEIGHT_FROM, WEIGHT_GRID, TrainingSettings
@@ -749,6 +749,36 @@ def train(
     pipeline = fit_pipeline(training_set, validation.settings)
     n_features = len(pipeline.named_steps["tfidf"].vocabulary_)
     return export(pipeline, model_card(training_set, validation, n_features, record))
+
+
+def descriptions_model(areas: tuple[Area, ...]) -> Model:
+    """A first model of a taxonomy that has no hand labels yet, learnt from the areas'
+    descriptions and keywords alone: what orders a first labelling queue and makes its
+    guesses, until the first labels train a real one. Not calibrated (nothing to calibrate
+    on: its confidence is the plain softmax, at most the ceiling of no labels) and every
+    guess needs review; its card says so, and it is never saved."""
+    training_set = TrainingSet(
+        areas=areas, texts=(), labels=(), ids=(), use_descriptions=True, origin="the areas' descriptions"
+    )
+    settings = TrainingSettings()
+    pipeline = fit_pipeline(training_set, settings)
+    none = Evaluation(
+        scheme="none: no hand labels yet", labelled_abstracts=0, accuracy=0.0, macro_f1=0.0, ece=0.0,
+        per_area={}, confusion={"areas": [a.slug for a in areas], "counts": []}, possible_label_errors=(),
+    )  # fmt: skip
+    validation = CrossValidation(
+        settings,
+        None,
+        Calibration(CALIBRATION_METHOD, 1.0, fitted_on="nothing: no hand labels yet"),
+        np.zeros((0, len(areas))),
+        np.zeros(0, dtype=bool),
+        none,
+        Review(
+            threshold=1.0, target_accuracy=settings.review_accuracy, share_flagged=1.0, accuracy_unflagged=0.0
+        ),
+    )
+    n_features = len(pipeline.named_steps["tfidf"].vocabulary_)
+    return export(pipeline, model_card(training_set, validation, n_features))
 
 
 def model_card(

@@ -147,3 +147,28 @@ def test_init_on_a_full_disk_leaves_no_half_project_and_names_the_project(capsys
     monkeypatch.setattr(shutil, "copyfile", original)
     assert run(capsys, "init", "p")[0] == 0  # and a second init makes it whole
     assert (tmp_path / "p" / "labels" / "labels.csv").stat().st_size > 1000
+
+
+def test_a_project_of_ones_own_areas_starts_labelling_before_any_model(capsys, tmp_path, monkeypatch):
+    """After 'tagger init --empty' and an areas.csv of one's own, label and suggest work with
+    a first model learnt from the areas' descriptions; the labels then train a real one
+    (label said 'retrain' and train said 'label first': each pointed to the other)."""
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "init", "--empty")[0] == 0
+    (tmp_path / "labels" / "areas.csv").write_text(
+        "slug,name,description,keywords\n"
+        'astro,Astronomy,"Stars, galaxies, telescopes and the planets that orbit stars.",galaxy;star;planet\n'
+        'bio,Biology,"Cells, proteins, genes and the tissues they make up.",protein;cell;gene\n'
+    )
+    (tmp_path / "pile.txt").write_text(
+        "Galaxies form stars in dense clouds.\n\nProteins fold inside the cell.\n\nThe planet orbits a dwarf star.\n"
+    )
+    status, out, err = run(capsys, "suggest", "pile.txt", "--n", "3")
+    assert status == 0 and "astro" in out and "learnt from the areas' descriptions alone" in err
+    monkeypatch.setattr(sys, "stdin", io.StringIO("astro\nbio\nastro\n"))
+    status, out, err = run(capsys, "label", "pile.txt", "--n", "3")
+    assert status == 0 and "labelled 3, skipped 0" in err
+    status, _, err = run(capsys, "train")
+    assert status == 0 and "trained on 3 labelled abstracts" in err
+    status, out, _ = run(capsys, "predict", "pile.txt")
+    assert status == 0 and {line.split(",")[3] for line in out.splitlines()[1:]} == {"astro", "bio"}
