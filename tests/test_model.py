@@ -197,7 +197,7 @@ def test_a_card_that_is_not_json_is_a_clear_error(saved):
     [
         ({"review": {"threshold": "high"}}, r"garbles review.threshold \(expected a number\)"),
         ({"areas": "llm"}, r"garbles areas \(expected a list\)"),
-        ({"classifier": {"C": -1}}, r"bad setting \(training setting C=-1.0 is not valid"),
+        ({"classifier": {"C": -1}}, r"bad setting \(training setting C -1.0 is not valid"),
         ({"created": None}, r"garbles created \(expected text\)"),
     ],
 )
