@@ -14,7 +14,8 @@ What the store promises:
   the same text is the same abstract whichever file or id it comes with, and two abstracts
   that share an id in two files are two abstracts.
 - A file is read by its header (columns in any order, of any case, unknown ones kept) and in
-  its own dialect (a CSV file's delimiter and line ends), by one reader, :class:`RecordFile`.
+  its own dialect (a CSV file's delimiter and line ends), by the readers that read abstracts
+  (:func:`tagger.reading.table.read_table`): the store parses nothing itself.
 - Each answer rewrites the file atomically under a lock on its folder, and every record but
   the one answered keeps its bytes: a record is cut at line ends only (never at U+2028 or
   U+0085), and rewritten only when it is the one answered.
@@ -27,30 +28,20 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from .atomic import atomic_write
 from .errors import LabelError
 from .locking import locked
-from .reading import DELIMITERS, Abstract, Columns, abstract_id, content_id, field_names, header_delimiter
+from .reading import Abstract, Columns, abstract_id, content_id, field_names
+from .reading.table import TableRecord, read_table
 
 LABELS_FILE = "labels.csv"
 LABEL_COLUMNS = ("abstract_id", "area", "title")
 LABELLED_ABSTRACTS_FILE = "labelled.jsonl"
 WRITABLE = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl"}
 TITLE_WORDS = 12  # of the abstract, in labels.csv's title column: for people reading the file
-
-
-@dataclass(frozen=True)
-class Record:
-    """One record of a file: its text there (line end included), the line it starts on,
-    and its fields by name (None for a blank line or one that is not a record: kept as is)."""
-
-    raw: str
-    line: int
-    fields: dict | None
 
 
 @dataclass(frozen=True)
@@ -76,88 +67,13 @@ class RecordFile:
 
     def __init__(self, path: Path, kind: str, columns: Columns, header: tuple[str, ...] = ()) -> None:
         self.path, self.kind, self.columns = path, kind, columns
-        self.bom, self.head, self.newline = "", "", "\n"
-        self.header: list[str] = []
-        self.delimiter = "\t" if kind == "tsv" else ","
-        self.records: list[Record] = []
-        text = self._read()
-        if kind == "jsonl":
-            self._split_jsonl(text)
-        else:
-            self._split_csv(text, header)
-        self.roles = self._roles()
-
-    # -- reading -----------------------------------------------------------------------------
-
-    def _read(self) -> str:
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            return ""
-        except IsADirectoryError:
-            raise LabelError("a folder, not a file", where=str(self.path), fix="Name a file.") from None
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise LabelError(
-                f"not valid UTF-8 (byte {error.start})", where=str(self.path), fix="Save it as UTF-8."
-            ) from None
-        if text.startswith("\ufeff"):
-            self.bom, text = "\ufeff", text[1:]
-        return text
-
-    def _split_jsonl(self, text: str) -> None:
-        line = 1
-        for raw in _lines_at_newlines(text):
-            fields = None
-            if raw.strip():
-                try:
-                    value = json.loads(raw)
-                except (ValueError, RecursionError):
-                    value = None
-                fields = value if isinstance(value, dict) else None
-            self.records.append(Record(raw, line, fields))
-            line += 1
-        first = next((r.raw for r in self.records if r.raw.endswith("\n")), "")
-        self.newline = "\r\n" if first.endswith("\r\n") else "\n"
-
-    def _split_csv(self, text: str, header: tuple[str, ...]) -> None:
-        lines = io.StringIO(text, newline="")
-        if self.kind == "csv":
-            first = lines.readline()
-            lines.seek(0)
-            self.delimiter = _delimiter(first, self.columns)
-        consumed: list[str] = []
-
-        def feed() -> Iterator[str]:
-            for line in lines:
-                consumed.append(line)
-                yield line
-
-        reader = csv.reader(feed(), delimiter=self.delimiter, strict=True)
-        line = 1
-        while True:
-            try:
-                row = next(reader, None)
-            except csv.Error as error:
-                raise LabelError(
-                    f"malformed CSV ({error})", where=f"{self.path}:{line}", fix="Fix its quoting."
-                ) from None
-            if row is None:
-                break
-            raw = "".join(consumed)
-            consumed.clear()
-            if not self.head:
-                self.head, self.header = raw, [cell.strip() for cell in row]
-                self.newline = "\r\n" if raw.endswith("\r\n") else "\n"
-            else:
-                padded = row + [""] * (len(self.header) - len(row))
-                fields = dict(zip(self.header, padded)) if any(cell.strip() for cell in row) else None
-                self.records.append(Record(raw, line, fields))
-            line += raw.count("\n") or 1
-        if not self.head:  # an empty or new file
+        table = read_table(path, kind, columns)  # the readers' one parse, and their rules
+        self.bom, self.head, self.newline = table.bom, table.head, table.newline
+        self.header, self.delimiter, self.records = table.header, table.delimiter, table.records
+        if kind != "jsonl" and not self.head:  # an empty or new file
             self.header = list(header)
             self.head = _csv_line(self.header, self.delimiter, self.newline)
+        self.roles = self._roles()
 
     def _roles(self) -> dict[str, str]:
         """Role (abstract, title, id, area) -> the name this file gives it (as a header's
@@ -188,7 +104,7 @@ class RecordFile:
                 fix=f"The header row must name {', '.join(names)}{named}.",
             )
 
-    def value(self, record: Record, role: str) -> str:
+    def value(self, record: TableRecord, role: str) -> str:
         """A record's value for a role, as text ('' when it has none)."""
         if record.fields is None:
             return ""
@@ -197,14 +113,14 @@ class RecordFile:
             return ""
         return value.strip() if isinstance(value, str) else str(value)
 
-    def digest(self, record: Record) -> str | None:
+    def digest(self, record: TableRecord) -> str | None:
         """The digest of a record's abstract, None when it has none."""
         text = self.value(record, "abstract")
         return content_id(text) if text else None
 
     # -- writing -----------------------------------------------------------------------------
 
-    def render(self, values: dict[str, str], like: Record | None = None) -> str:
+    def render(self, values: dict[str, str], like: TableRecord | None = None) -> str:
         """A record of ``values`` (role -> value) in this file's dialect: ``like``'s fields
         with those values changed, or a new record of them."""
         named = {self.roles[role]: value for role, value in values.items()}
@@ -235,7 +151,7 @@ class RecordFile:
         """Put ``written`` in the place of the records at ``matches`` (at the first of them),
         or at the end when there are none; the :class:`Answer` that undoes it."""
         replaced = tuple(self.records[i].raw for i in matches)
-        record = Record(written, 0, None)
+        record = TableRecord(written, 0, None)
         if matches:
             self.records[matches[0]] = record
             for i in sorted(matches[1:], reverse=True):
@@ -250,24 +166,8 @@ class RecordFile:
         at = next((i for i, record in enumerate(self.records) if record.raw == answer.written), None)
         if at is None:
             return False
-        self.records[at : at + 1] = [Record(raw, 0, None) for raw in answer.replaced]
+        self.records[at : at + 1] = [TableRecord(raw, 0, None) for raw in answer.replaced]
         return True
-
-
-def _lines_at_newlines(text: str) -> Iterator[str]:
-    """The lines of ``text`` cut after each ``\\n`` only (``str.splitlines`` also cuts at
-    U+2028, U+0085 and others that a JSON string may hold raw)."""
-    start = 0
-    while start < len(text):
-        end = text.find("\n", start)
-        end = len(text) if end < 0 else end + 1
-        yield text[start:end]
-        start = end
-
-
-def _delimiter(header_line: str, columns: Columns) -> str:
-    """The delimiter of a CSV file, found as the readers find it."""
-    return header_delimiter(header_line, columns) or DELIMITERS[0]
 
 
 def _csv_line(cells: list[str], delimiter: str, newline: str) -> str:
@@ -364,7 +264,7 @@ class ProjectLabels:
             }
             if abstract.id != digest:
                 record["source_id"] = abstract.id
-            texts.records.append(Record(json.dumps(record, ensure_ascii=False) + texts.newline, 0, None))
+            texts.records.append(TableRecord(json.dumps(record, ensure_ascii=False) + texts.newline, 0, None))
             texts.save()
         self._texts().setdefault(digest, set()).add(digest)
 

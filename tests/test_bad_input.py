@@ -307,7 +307,9 @@ def test_a_labels_file_that_is_not_utf8_or_not_csv(tmp_path):
     areas = load_areas(LABELS / "areas.csv")
     path = tmp_path / "labels.csv"
     path.write_bytes(b"abstract_id,area,title\nabc,llm,caf\xe9\n")
-    with pytest.raises(LabelError, match=r"labels.csv: not valid UTF-8 \(byte 34\)\. Save it as UTF-8\."):
+    with pytest.raises(
+        LabelError, match=r"labels.csv:2: not valid utf-8 text \(byte 34, line 2\)\. Save it as UTF-8\."
+    ):
         load_labels(path, areas)
     path.write_text('abstract_id,area,title\nabc,llm,"x"y\n', encoding="utf-8")
     with pytest.raises(LabelError, match=r"labels.csv:2: malformed CSV"):

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tagger.cli import main
+from tagger.errors import LabelError
 from tagger.labelling import Suggestion, label_session
 from tagger.labels import load_areas, load_labels, load_training_set, read_labelled_file
 from tagger.labelstore import LabelledFile, ProjectLabels
@@ -459,3 +460,32 @@ def test_labelling_a_users_file_with_a_model_of_other_areas_is_refused(tmp_path,
         monkeypatch, capsys, "bots\n", "label", "pile.txt", "--data", "mine.jsonl", "--model", "own"
     )
     assert status == 0 and read_labelled_file(tmp_path / "mine.jsonl").labels[-1] == "bots"
+
+
+# -- one parser: the store reads a file as the readers read it -------------------------------
+
+
+def test_a_short_row_is_refused_by_the_store_as_by_training(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.csv").write_text(
+        "abstract,area\nRobots grasp cups.,bots\nArms move.\nProteins fold.,bio\nCells divide.,bio\n"
+    )
+    with pytest.raises(LabelError, match=r"mine\.csv:3: row has 1 cells, the header has 2"):
+        LabelledFile(tmp_path / "mine.csv").current()
+    status, _, err = answer(monkeypatch, capsys, "", "train", "--data", "mine.csv", "--model", "m")
+    assert status == 2 and "mine.csv:3: row has 1 cells, the header has 2" in err
+    (tmp_path / "pile.txt").write_text("Quadruped robots climb stairs.\n")
+    status, _, err = answer(monkeypatch, capsys, "bots\n", "suggest", "pile.txt", "--data", "mine.csv")
+    assert status == 2 and "mine.csv:3: row has 1 cells, the header has 2" in err
+
+
+def test_a_lone_surrogate_in_a_users_file_is_one_clear_error_for_every_command(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    own_jsonl(tmp_path / "mine.jsonl")
+    with open(tmp_path / "mine.jsonl", "a", encoding="utf-8") as stream:
+        stream.write('{"abstract": "Half of a character: \\ud800", "area": "bio"}\n')
+    (tmp_path / "pile.jsonl").write_text('{"abstract": "Quadruped robots climb stairs."}\n')
+    for command in (["suggest", "pile.jsonl"], ["train", "--model", "m"], ["label", "pile.jsonl"]):
+        status, _, err = answer(monkeypatch, capsys, "q\n", *command, "--data", "mine.jsonl")
+        assert status == 2, (command, err)
+        assert "mine.jsonl:7: holds a lone surrogate (\\ud800" in err and "internal error" not in err, command

@@ -352,43 +352,35 @@ def _read_tsv(source: _Source) -> Iterator[Record | InputError]:
     return _read_csv(source, delimiter="\t")
 
 
-def _read_csv(source: _Source, delimiter: str | None = None) -> Iterator[Record | InputError]:
-    """CSV with a header; the delimiter (unless given) is the one the header splits on."""
-    columns = source.options.columns
+class CsvRow(NamedTuple):
+    """A row of a CSV file as it stands there: the line it starts on, its text (line ends
+    included: a quoted cell may span lines) and its cells (``None`` for a blank line)."""
+
+    line: int
+    raw: str
+    cells: list[str] | None
+
+
+def csv_rows(source: _Source, delimiter: str | None = None) -> Iterator[CsvRow | InputError]:
+    """The rows of a CSV text, its header first (the delimiter, unless given, the one the
+    header splits on), each checked by the one set of rules for every CSV file tagger reads,
+    abstracts or labels: a row of bytes that are not text, a malformed row and a row of
+    another number of cells than the header are problems (where: file:line). Nothing comes
+    after a header that cannot be read."""
     lines = source.lines()
     first = next(lines, None)
     if first is None:
         return
-    delimiter = delimiter or header_delimiter(first, columns) or ","
-    reader = csv.reader(itertools.chain([first], lines), delimiter=delimiter, strict=True)
-    try:
-        header = next(reader, None)
-    except csv.Error as error:
-        yield InputError(f"unreadable CSV header ({error})", where=f"{source.name}:1")
-        return
-    if header is None:
-        return
-    problem = source.check_text(1, reader.line_num, f"{source.name}:1")
-    index_of = {name: i for i, name in reversed(list(enumerate(header)))}
-    fields = field_names(header, columns)
-    if problem is None and (twice := ambiguous_names(header, columns)):
-        problem = InputError(twice, where=f"{source.name}:1", fix="Rename all but one.")
-    if problem is None and "abstract" not in fields:
-        problem = InputError(
-            _no_abstract(header, columns, "column"),
-            where=f"{source.name}:1",
-            fix=COLUMN_FIX.format(what="column"),
-        )
-    problem = (
-        problem
-        or missing_named(header, columns, f"{source.name}:1")
-        or _missing_kept(header, columns.keep, f"{source.name}:1")
-    )
-    if problem:  # the whole file is left out
-        yield problem
-        return
-    index = {role: index_of[name] for role, name in fields.items()}
-    keeper = _keeper(header, columns.keep)
+    delimiter = delimiter or header_delimiter(first, source.options.columns) or ","
+    consumed: list[str] = []
+
+    def feed() -> Iterator[str]:
+        for line in itertools.chain([first], lines):
+            consumed.append(line)
+            yield line
+
+    reader = csv.reader(feed(), delimiter=delimiter, strict=True)
+    header: list[str] | None = None
     while True:
         start = reader.line_num + 1
         where = f"{source.name}:{start}"
@@ -397,24 +389,72 @@ def _read_csv(source: _Source, delimiter: str | None = None) -> Iterator[Record 
         except StopIteration:
             return
         except csv.Error as error:
+            consumed.clear()
+            if header is None:
+                yield InputError(f"unreadable CSV header ({error})", where=where)
+                return
             problem_text = (
                 "a quoted field runs to the end of the file" if "end of data" in str(error) else str(error)
             )
             yield InputError(f"malformed CSV row ({problem_text})", where=where, fix="Fix its quoting.")
             continue
-        if not any(cell.strip() for cell in row):
-            continue  # a blank line
+        raw = "".join(consumed)
+        consumed.clear()
         problem = source.check_text(start, reader.line_num, where)
+        if header is None:
+            if problem:
+                yield problem
+                return
+            header = row
+            yield CsvRow(start, raw, row)
+            continue
+        if not any(cell.strip() for cell in row):
+            yield CsvRow(start, raw, None)  # a blank line
+            continue
         if problem is None and len(row) != len(header):
             problem = InputError(
                 f"row has {len(row)} cells, the header has {len(header)}",
                 where=where,
                 fix="Quote cells that contain the delimiter or line breaks.",
             )
-        if problem:
-            yield problem
-            continue
-        yield Record({role: row[i] for role, i in index.items()}, start, where, keeper(row))
+        yield problem or CsvRow(start, raw, row)
+
+
+def _read_csv(source: _Source, delimiter: str | None = None) -> Iterator[Record | InputError]:
+    """CSV with a header naming the abstract column; the delimiter (unless given) is the one
+    the header splits on."""
+    columns = source.options.columns
+    rows = csv_rows(source, delimiter)
+    first = next(rows, None)
+    if first is None or isinstance(first, InputError):
+        if first is not None:
+            yield first
+        return
+    header = first.cells
+    where = f"{source.name}:1"
+    index_of = {name: i for i, name in reversed(list(enumerate(header)))}
+    fields = field_names(header, columns)
+    problem = None
+    if twice := ambiguous_names(header, columns):
+        problem = InputError(twice, where=where, fix="Rename all but one.")
+    if problem is None and "abstract" not in fields:
+        problem = InputError(
+            _no_abstract(header, columns, "column"), where=where, fix=COLUMN_FIX.format(what="column")
+        )
+    problem = problem or missing_named(header, columns, where) or _missing_kept(header, columns.keep, where)
+    if problem:  # the whole file is left out
+        yield problem
+        return
+    index = {role: index_of[name] for role, name in fields.items()}
+    keeper = _keeper(header, columns.keep)
+    for row in rows:
+        if isinstance(row, InputError):
+            yield row
+        elif row.cells is not None:
+            where = f"{source.name}:{row.line}"
+            yield Record(
+                {role: row.cells[i] for role, i in index.items()}, row.line, where, keeper(row.cells)
+            )
 
 
 def _record_problem(record: dict, where: str) -> InputError | None:
