@@ -823,7 +823,7 @@ def _report(args: argparse.Namespace) -> int:
     model = _load_model(args.model)
     labels = {}
     if args.label_column is None and (Path(args.labels) / "labels.csv").is_file():
-        labels = ProjectLabels(args.labels, args.abstracts).current()
+        labels = ProjectLabels(args.labels, args.abstracts).by_name()
     rows = read_tags(args.tags, labels, args.label_column)
     page = build(rows, model, f"tagger report: {Path(args.tags).name}")
     with output.open_output(args.output) as stream:  # the one output rule of predict -o

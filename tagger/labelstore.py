@@ -217,6 +217,13 @@ class ProjectLabels:
             folder = self.abstracts_dir
             stored = list(read_abstracts([folder], skip_bad=True)) if folder.is_dir() else []
             self._names = digests_of_ids(stored)
+            kept = (
+                RecordFile(folder / LABELLED_ABSTRACTS_FILE, "jsonl", Columns()) if folder.is_dir() else None
+            )
+            for record in kept.records if kept is not None else ():
+                digest, own = kept.digest(record), (record.fields or {}).get("source_id")
+                if digest and isinstance(own, str) and own:  # the id its pile gave it
+                    self._names.setdefault(own, set()).add(digest)
         return self._names
 
     def _digests(self, identifier: str) -> set[str]:
@@ -232,6 +239,18 @@ class ProjectLabels:
             if record.fields is not None
             for digest in self._digests(labels.value(record, "abstract"))
         }
+
+    def by_name(self) -> dict[str, str]:
+        """Every name of a labelled abstract -> its area: the digest of its text, and each id
+        a file gave it (the ``id`` column of ``tagger predict``'s output for a pile with ids),
+        where that id names one text only."""
+        current = self.current()
+        named = dict(current)
+        for name, digests in self._texts().items():
+            areas = {current[digest] for digest in digests if digest in current}
+            if len(digests) == 1 and len(areas) == 1:
+                named.setdefault(name, areas.pop())
+        return named
 
     def add(self, abstract: Abstract, area: str) -> Answer:
         digest = abstract_id(abstract.text)
@@ -313,6 +332,18 @@ class LabelledFile:
             for record in records.records
             if (digest := records.digest(record)) and records.value(record, "area")
         }
+
+    def by_name(self) -> dict[str, str]:
+        """Every name of a labelled abstract -> its area: the digest of its text, and each id
+        a file gave it (the ``id`` column of ``tagger predict``'s output for a pile with ids),
+        where that id names one text only."""
+        current = self.current()
+        named = dict(current)
+        for name, digests in self._texts().items():
+            areas = {current[digest] for digest in digests if digest in current}
+            if len(digests) == 1 and len(areas) == 1:
+                named.setdefault(name, areas.pop())
+        return named
 
     def add(self, abstract: Abstract, area: str) -> Answer:
         digest = abstract_id(abstract.text)

@@ -95,7 +95,7 @@ class ChunkRows:
             row["tags"] = [{"area": area, "confidence": round(p, DIGITS)} for area, p in self.tags[i]]
             if self.kept is not None:
                 for name, value in self.kept[i].items():
-                    row[_kept_name(name)] = value
+                    row[kept_name(name)] = value
             yield row
 
     @property
@@ -110,7 +110,7 @@ class ChunkRows:
     def kept_names(self) -> list[str]:
         """The output names of the kept columns, in the order the rows first hold them."""
         names = dict.fromkeys(itertools.chain.from_iterable(self.kept or ()))
-        return [_kept_name(name) for name in names]
+        return [kept_name(name) for name in names]
 
     def cells(self, columns: tuple[str, ...]) -> Iterator[list]:
         """Each row as the CSV cells of ``columns`` (:data:`COLUMNS`, then ``tags`` and kept
@@ -136,7 +136,7 @@ class ChunkRows:
         if not self.kept:
             return set()
         inputs = set().union(*(row.keys() for row in self.kept))
-        return {name for name in map(_kept_name, inputs) if name not in columns}
+        return {name for name in map(kept_name, inputs) if name not in columns}
 
 
 def rows(
@@ -150,13 +150,13 @@ def rows(
     return iter(ChunkRows(chunk, probabilities, model, review_below, layout))
 
 
-def _kept_name(name: str) -> str:
+def kept_name(name: str) -> str:
     """The output name of a kept input column: never one of tagger's own."""
     return f"input_{name}" if name in RESERVED else name
 
 
 def _input_name(name: str) -> str:
-    """The input column an output column keeps (the inverse of :func:`_kept_name`)."""
+    """The input column an output column keeps (the inverse of :func:`kept_name`)."""
     return name[len("input_") :] if name.startswith("input_") and name[len("input_") :] in RESERVED else name
 
 
@@ -218,7 +218,7 @@ class RowWriter:
         elif self.layout.keep == KEEP_ALL:
             kept = [name for row in first for name in row if name not in RESERVED]
         else:
-            kept = [_kept_name(name) for name in self.layout.keep]
+            kept = [kept_name(name) for name in self.layout.keep]
         self.columns = (*COLUMNS, "tags", *dict.fromkeys(kept))
         self._written = set(self.columns)
         if self._csv is not None:

@@ -91,8 +91,8 @@ def read_tags(path: str, labels: dict[str, str] | None = None, label_column: str
         raise InputError(f"unreadable ({str(error).splitlines()[0]})", where=path,
                          fix="Give the output of tagger predict.") from None  # fmt: skip
     missing = [column for column in TAG_COLUMNS if column not in frame.columns]
-    if label_column is not None and label_column not in frame.columns:
-        missing.append(label_column)
+    if label_column is not None:
+        label_column = _label_column(list(frame.columns), label_column, path)
     if missing:
         raise InputError(
             f"no {', '.join(map(repr, missing))} column (columns: {', '.join(map(str, frame.columns))})",
@@ -117,6 +117,33 @@ def read_tags(path: str, labels: dict[str, str] | None = None, label_column: str
         row = (source, int(position.iloc[i]), id_, title, area, float(confidence.iloc[i]), runner)
         rows.append(Row(*row, float(runner_up.iloc[i]), label, review[i]))
     return rows
+
+
+def _label_column(columns: list, named: str, path: str) -> str:
+    """The column of hand labels that ``--label-column NAME`` names in a tags file: the input
+    column kept under that name, matched without regard to case as every column option is;
+    an input column named as one of tagger's own (``area``) is kept as ``input_area``, and a
+    name that only matches the tag itself is refused: labels compared with the tags they are
+    would be right 100% of the time."""
+    from .errors import InputError
+    from .output import RESERVED, kept_name
+
+    by_lower = {str(column).lower(): str(column) for column in columns}
+    kept = kept_name(named.lower()) if named.lower() in RESERVED else named.lower()
+    if kept in by_lower:
+        return by_lower[kept]
+    if named.lower() in RESERVED:
+        raise InputError(
+            f"{named!r} is tagger's own column (the tag), not a column of hand labels",
+            where=path,
+            fix=f"Keep the input's column with predict --keep {named} (it is written as {kept_name(named)}).",
+        )
+    listed = ", ".join(map(str, columns))
+    raise InputError(
+        f"no {named!r} column (columns: {listed})",
+        where=path,
+        fix="Give the output of tagger predict (with --keep for a column of labels).",
+    )
 
 
 def _numbers(frame, column: str, path: str, name: str):

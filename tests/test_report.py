@@ -162,3 +162,44 @@ def test_report_writes_through_a_symlink_and_a_fifo_as_predict_does(capsys, tmp_
     reader.join(30)
     assert status == 0 and received and "<html" in received[0]
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+def test_a_label_column_named_as_the_tag_is_the_inputs_never_the_tag_itself(capsys, tmp_path):
+    (tmp_path / "t.csv").write_text(
+        "abstract,area\nA quadruped robot learns to climb stairs.,theory\nWe prove a regret bound for bandits.,theory\n"
+    )
+    assert run(capsys, "predict", tmp_path / "t.csv", "--keep", "area", "-o", tmp_path / "x.csv")[0] == 0
+    for named in ("area", "AREA", "input_area"):  # as every column option, without regard to case
+        status, _, err = run(
+            capsys, "report", tmp_path / "x.csv", "--label-column", named, "-o", tmp_path / "r.html"
+        )
+        assert status == 0, err
+        page = (tmp_path / "r.html").read_text()
+        assert "the tag is right for 50% of them" in page  # robotics is tagged robotics, not theory
+    assert run(capsys, "predict", tmp_path / "t.csv", "-o", tmp_path / "y.csv")[0] == 0
+    status, _, err = run(
+        capsys, "report", tmp_path / "y.csv", "--label-column", "area", "-o", tmp_path / "r.html"
+    )
+    assert status == 2 and "'area' is tagger's own column (the tag), not a column of hand labels" in err
+
+
+def test_labels_of_a_pile_with_its_own_ids_are_found_by_the_report(capsys, tmp_path, monkeypatch):
+    """label, predict, report on records that carry their own id: the report joins the
+    labels by those ids (it said 'None of these abstracts is labelled')."""
+    import io
+    import json
+    import sys
+
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "init")[0] == 0
+    records = [
+        {"id": "p1", "abstract": "A quadruped robot learns to climb stairs from proprioception."},
+        {"id": "p2", "abstract": "We prove a regret bound for contextual bandits with linear rewards."},
+    ]
+    (tmp_path / "papers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    monkeypatch.setattr(sys, "stdin", io.StringIO("robotics\ntheory\n"))
+    assert run(capsys, "label", "papers.jsonl", "--n", "2")[0] == 0
+    assert run(capsys, "predict", "papers.jsonl", "-o", "tags.csv")[0] == 0
+    status, _, _ = run(capsys, "report", "tags.csv", "-o", "r.html")
+    page = (tmp_path / "r.html").read_text()
+    assert status == 0 and "2 of these abstracts are labelled" in page
