@@ -69,18 +69,9 @@ def predict(
 
     ``review_below`` overrides the model's review threshold (``Prediction.needs_review``);
     ``explain=True`` fills ``Prediction.top_terms``."""
-    from .model import Model, load_model
+    from .model import resolve
 
-    if model is None or isinstance(model, (str, os.PathLike)):
-        model = load_model(model)
-    elif not isinstance(model, Model):
-        from .errors import UsageError
-
-        raise UsageError(
-            f"model must be a Model or the path of a model folder, not {type(model).__name__}",
-            fix="Pass tagger.load_model(PATH), or the path itself.",
-        )
-    return model.predict(texts, review_below=review_below, explain=explain)
+    return resolve(model).predict(texts, review_below=review_below, explain=explain)
 
 
 def train(

@@ -13,6 +13,7 @@ computed once and handed to every partition's task on whichever worker runs it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,7 +21,7 @@ import numpy as np
 
 from . import output, reading
 from .errors import UsageError
-from .model import Model, load_model
+from .model import Model, resolve
 from .prediction import COLUMNS as PREDICTION_COLUMNS
 
 
@@ -37,7 +38,7 @@ def _dask():
 
 def tag_files(
     paths: Sequence[str | Path],
-    model: Model | None = None,
+    model: Model | str | os.PathLike | None = None,
     *,
     review_below: float | None = None,
     **read_options,
@@ -48,7 +49,7 @@ def tag_files(
     :func:`tagger.reading.read_abstracts`."""
     dask = _dask()
     files = [str(path) for path in reading.find_files(paths, reading.ReadReport())]
-    shared = dask.delayed(model or load_model(), pure=True)
+    shared = dask.delayed(resolve(model), pure=True)
     return dask.bag.from_sequence(files, npartitions=max(len(files), 1)).map_partitions(
         _tag_file_partition, shared, review_below, read_options
     )
@@ -60,11 +61,11 @@ def _tag_file_partition(
     return _rows(list(reading.read_abstracts(files, **read_options)), model, review_below)
 
 
-def tag_bag(texts, model: Model | None = None, *, review_below: float | None = None):
+def tag_bag(texts, model: Model | str | os.PathLike | None = None, *, review_below: float | None = None):
     """A dask bag of abstracts (strings) -> a dask bag of rows (dicts with the predicted area,
     confidence, runner-up and review flag), partition by partition."""
     dask = _dask()
-    shared = dask.delayed(model or load_model(), pure=True)
+    shared = dask.delayed(resolve(model), pure=True)
     return texts.map_partitions(_tag_text_partition, shared, review_below)
 
 
@@ -77,7 +78,7 @@ def tag_dataframe(
     frame,
     column: str = "abstract",
     title_column: str | None = None,
-    model: Model | None = None,
+    model: Model | str | os.PathLike | None = None,
     *,
     review_below: float | None = None,
 ):
@@ -88,7 +89,7 @@ def tag_dataframe(
     from . import frames
 
     dask = _dask()
-    shared = dask.delayed(model or load_model(), pure=True)
+    shared = dask.delayed(resolve(model), pure=True)
     meta = frame._meta.assign(
         **{name: np.array([], dtype=frames.DTYPES[name]) for name in PREDICTION_COLUMNS}
     )

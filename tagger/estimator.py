@@ -19,20 +19,23 @@ from .labels import labelled_set
 from .reading import document
 from .settings import TrainingSettings
 
+_DEFAULTS = TrainingSettings()  # the one set of defaults: the estimator's are these
+
 
 class TaggerClassifier(ClassifierMixin, BaseEstimator):
     """The tagger recipe as a classifier of texts; the parameters are those of
-    :class:`tagger.settings.TrainingSettings` that apply without area descriptions."""
+    :class:`tagger.settings.TrainingSettings` that apply without area descriptions, with its
+    defaults."""
 
     def __init__(
         self,
-        ngram_max: int = 2,
-        sublinear_tf: bool = True,
-        min_df: int = 1,
-        C: float = 10.0,
-        balance_areas: bool = True,
-        review_accuracy: float = 0.9,
-        max_iter: int = 5000,
+        ngram_max: int = _DEFAULTS.ngram_max,
+        sublinear_tf: bool = _DEFAULTS.sublinear_tf,
+        min_df: int = _DEFAULTS.min_df,
+        C: float = _DEFAULTS.C,
+        balance_areas: bool = _DEFAULTS.balance_areas,
+        review_accuracy: float = _DEFAULTS.review_accuracy,
+        max_iter: int = _DEFAULTS.max_iter,
     ) -> None:
         self.ngram_max = ngram_max
         self.sublinear_tf = sublinear_tf

@@ -5,10 +5,12 @@ helpers (:mod:`tagger.cluster`) apply :func:`tag_dataframe` to each partition.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .errors import ArgumentError
-from .model import Model, load_model
+from .model import Model, resolve
 from .output import prediction_table
 from .prediction import COLUMNS as PREDICTION_COLUMNS
 from .reading import document
@@ -102,7 +104,7 @@ def tag_dataframe(
     frame,
     column: str = "abstract",
     title_column: str | None = None,
-    model: Model | None = None,
+    model: Model | str | os.PathLike | None = None,
     *,
     review_below: float | None = None,
     prefix: str = "",
@@ -123,7 +125,7 @@ def tag_dataframe(
             f"the dataframe has a column {prefix + clash[0]!r} already: tagging would overwrite it",
             fix="Pass prefix= (for example prefix='predicted_'), or rename that column.",
         )
-    model = model or load_model()
+    model = resolve(model)
     docs, present = documents(frame, column, title_column)
     table = prediction_table(model.predict_proba(docs), model, review_below, digits=None)
     columns = {}

@@ -16,6 +16,7 @@ import hashlib
 import io
 import json
 import math
+import os
 import stat
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -365,6 +366,19 @@ def _read_json(path: Path) -> dict:
 # The most a weights file of a card that does not record its size may hold (cards written
 # before they did): 2 GiB is a vocabulary of millions of terms over hundreds of areas.
 MAX_WEIGHTS_BYTES = 2 * 2**30
+
+
+def resolve(model: Model | str | os.PathLike | None) -> Model:
+    """The model a caller means: a :class:`Model` as it is, the path of a model folder
+    loaded, ``None`` the shipped one. The one rule of every function that takes ``model=``."""
+    if model is None or isinstance(model, (str, os.PathLike)):
+        return load_model(model)
+    if not isinstance(model, Model):
+        raise UsageError(
+            f"model must be a Model or the path of a model folder, not {type(model).__name__}",
+            fix="Pass tagger.load_model(PATH), or the path itself.",
+        )
+    return model
 
 
 def _weights_limit(data: dict) -> int:

@@ -100,3 +100,24 @@ def test_an_empty_abstract_is_refused_by_python_as_by_the_command_line(capsys, t
     (tmp_path / "a.jsonl").write_text(json.dumps({"abstract": text}) + "\n")
     status, _, err = run(capsys, "predict", tmp_path / "a.jsonl")
     assert status == 2 and "a.jsonl:1: empty abstract. Fill it in or remove the record." in err
+
+
+def test_the_estimator_trains_with_the_one_set_of_default_settings():
+    from tagger.estimator import TaggerClassifier
+    from tagger.settings import TrainingSettings
+
+    defaults, params = TrainingSettings(), TaggerClassifier().get_params()
+    assert params and all(value == getattr(defaults, name) for name, value in params.items())
+
+
+def test_every_function_taking_a_model_takes_its_folder(tmp_path, shipped):
+    import pandas as pd
+
+    shipped.save(tmp_path / "my-model")
+    frame = pd.DataFrame({"abstract": ["Robots grasp cups with a two-finger gripper."]})
+    by_path = tagger.tag_dataframe(frame, model=str(tmp_path / "my-model"))
+    assert by_path["area"].tolist() == [
+        tagger.predict(frame["abstract"][0], model=tmp_path / "my-model").area
+    ]
+    with pytest.raises(tagger.TaggerError, match="model must be a Model or the path of a model folder"):
+        tagger.tag_dataframe(frame, model=3)
