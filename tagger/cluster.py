@@ -17,12 +17,9 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-
 from . import output, reading
 from .errors import UsageError
 from .model import Model, resolve
-from .prediction import COLUMNS as PREDICTION_COLUMNS
 
 
 def _dask():
@@ -89,10 +86,11 @@ def tag_dataframe(
     from . import frames
 
     dask = _dask()
-    shared = dask.delayed(resolve(model), pure=True)
-    meta = frame._meta.assign(
-        **{name: np.array([], dtype=frames.DTYPES[name]) for name in PREDICTION_COLUMNS}
-    )
+    model = resolve(model)
+    shared = dask.delayed(model, pure=True)
+    meta = frames.tag_dataframe(
+        frame._meta, column, title_column, model
+    )  # the columns, from the one definition
     return frame.map_partitions(_tag_frame_partition, column, title_column, shared, review_below, meta=meta)
 
 

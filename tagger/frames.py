@@ -13,7 +13,9 @@ from .errors import ArgumentError
 from .model import Model, resolve
 from .output import prediction_table
 from .prediction import COLUMNS as PREDICTION_COLUMNS
-from .reading import document
+from .prediction import default_tags
+from .reading import Columns, content_id, document
+from .reading.records import field_names
 
 # The dtype of each prediction column in a dataframe, and its value in a row without an abstract.
 DTYPES = {
@@ -109,9 +111,11 @@ def tag_dataframe(
     review_below: float | None = None,
     prefix: str = "",
 ):
-    """``frame`` with the prediction columns added (``area``, ``confidence``, ``runner_up``,
-    ``runner_up_confidence``, ``needs_review``, each name after ``prefix``), one per row, in
-    order: the values ``tagger predict`` writes for the same rows in a file, in full
+    """``frame`` with the columns ``tagger predict`` adds to each row (``id`` unless the frame
+    has an id column of its own, ``area``, ``confidence``, ``runner_up``,
+    ``runner_up_confidence``, ``needs_review``, ``tags``: a list of (area, probability), each
+    name after ``prefix``), one per row, in order: the values ``tagger predict`` writes for
+    the same rows in a file, in full
     precision (it writes four decimals), as :func:`tagger.predict` gives them (the
     abstracts' and titles' columns matched as it matches them: ``Abstract`` and ``Title`` too,
     a ``title`` column read when there is one). A row without an abstract (missing or
@@ -119,7 +123,9 @@ def tag_dataframe(
     Series is tagged as a frame of one column of abstracts. A column the prediction would
     overwrite is an error: give a ``prefix``."""
     frame = as_frame(frame, column)
-    clash = [name for name in PREDICTION_COLUMNS if prefix + name in frame.columns]
+    own_id = "id" in field_names([c for c in frame.columns if isinstance(c, str)], Columns(abstract=column))
+    added = [*([] if own_id else ["id"]), *PREDICTION_COLUMNS, "tags"]
+    clash = [name for name in added if prefix + name in frame.columns]
     if clash:
         raise ArgumentError(
             f"the dataframe has a column {prefix + clash[0]!r} already: tagging would overwrite it",
@@ -127,9 +133,20 @@ def tag_dataframe(
         )
     model = resolve(model)
     docs, present = documents(frame, column, title_column)
-    table = prediction_table(model.predict_proba(docs), model, review_below, digits=None)
+    probabilities = model.predict_proba(docs)
+    table = prediction_table(probabilities, model, review_below, digits=None)
+    texts = _text_column(frame, matched_columns(frame, column, title_column)[0]).astype("string").fillna("")
+    table["id"] = [content_id(text) for text, ok in zip(texts.tolist(), present) if ok]
+    table["tags"] = default_tags(probabilities, model.areas)
     columns = {}
-    for name in PREDICTION_COLUMNS:
-        columns[prefix + name] = np.full(len(frame), MISSING[name], dtype=DTYPES[name])
-        columns[prefix + name][present] = table[name]
+    for name in added:
+        columns[prefix + name] = np.full(len(frame), MISSING.get(name), dtype=DTYPES.get(name, object))
+        columns[prefix + name][present] = _values(table[name])
     return frame.assign(**columns)
+
+
+def _values(values: list) -> np.ndarray:
+    """A list as a 1-D array of objects, even when its items are lists (the tags)."""
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array

@@ -118,3 +118,27 @@ def test_a_dataframe_is_tagged_as_the_same_rows_in_a_file(capsys, tmp_path):
     np.testing.assert_array_equal(tagged["confidence"].round(4), rows["confidence"])
     untitled = tagger.tag_dataframe(frame.drop(columns="Title"))
     assert not np.allclose(untitled["confidence"], tagged["confidence"])  # the title counted
+
+
+def test_a_dataframe_gets_the_ids_and_tags_the_command_line_writes(capsys, tmp_path, shipped):
+    import csv
+    import io
+
+    from conftest import run
+
+    texts = ["Robots learn to grasp cups from video.", "A regret bound for bandits with delayed feedback."]
+    frame = pd.DataFrame({"abstract": texts})
+    frame.to_csv(tmp_path / "a.csv", index=False)
+    status, out, _ = run(capsys, "predict", tmp_path / "a.csv")
+    written = list(csv.DictReader(io.StringIO(out)))
+    tagged = tagger.tag_dataframe(frame)
+    assert status == 0 and tagged["id"].tolist() == [row["id"] for row in written]
+    assert [";".join(f"{a}:{p:.4f}".rstrip("0").rstrip(".") for a, p in tags) for tags in tagged["tags"]] == [
+        ";".join(
+            f"{a}:{float(p):.4f}".rstrip("0").rstrip(".")
+            for a, p in (t.split(":") for t in row["tags"].split(";"))
+        )
+        for row in written
+    ]
+    own = tagger.tag_dataframe(frame.assign(ID=["x1", "x2"]))  # a frame with its own ids keeps them
+    assert "id" not in own.columns and own["ID"].tolist() == ["x1", "x2"]

@@ -257,13 +257,16 @@ def test_dask_bag_and_dataframe_of_texts(client, shipped):
     assert list(tagged.columns) == [
         "abstract",
         "n",
+        "id",
         "area",
         "confidence",
         "runner_up",
         "runner_up_confidence",
         "needs_review",
+        "tags",
     ]
     assert tagged["area"].tolist() == [p.area for p in expected]
+    assert tagged["tags"].tolist() == [p.tags for p in expected]
     assert tagged["needs_review"].tolist() == [p.needs_review for p in expected]
 
 
