@@ -20,6 +20,7 @@ import numpy as np
 
 from .card import Unlabelled
 from .features import known_words
+from .fitting import fit_pipeline
 from .labels import TrainingSet
 from .prediction import decided
 from .settings import TrainingSettings
@@ -56,8 +57,6 @@ def self_train(
     """``training_set`` with pseudo-labelled abstracts of ``pile`` added (abstracts that are
     hand-labelled already are left out of the pile), and the record for the model card (None,
     and the training set as it was, when no abstract of the pile is left)."""
-    from .training import fit_pipeline
-
     training_set = replace(training_set, pseudo_texts=(), pseudo_labels=(), pile=())  # (a fold's: anew)
     labelled = set(training_set.texts)
     texts = list(dict.fromkeys(text for text in pile if text not in labelled))  # once each, in order

@@ -11,10 +11,11 @@ from tagger import load_model, train
 from tagger.calibration import softmax
 from tagger.card import Calibration, ModelCard
 from tagger.errors import UsageError
+from tagger.fitting import fit_pipeline
 from tagger.labels import Area, TrainingSet, read_labelled_file
 from tagger.reading import read_abstracts
 from tagger.settings import SELECTION_GRID, TrainingSettings
-from tagger.training import cross_validate, export, fit_pipeline
+from tagger.training import cross_validate, export
 
 SEED_TEXTS = [a.text for a in read_abstracts(SEED_FILES)]
 

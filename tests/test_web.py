@@ -442,7 +442,8 @@ def test_the_report_of_the_page_tags_the_pile_once_however_many_ask_at_once(tmp_
         thread.start()
     for thread in threads:
         thread.join()
-    assert len(pages) == 8 and len(set(pages)) == 1 and calls == [len(pile)]
+    made = re.compile(r"made \d{4}-\d\d-\d\d \d\d:\d\d UTC")  # (a minute may turn meanwhile)
+    assert len(pages) == 8 and len({made.sub("", page) for page in pages}) == 1 and calls == [len(pile)]
 
 
 @given(st.lists(st.sampled_from(["robot ", "🔥", "\U0001d465 ", "grasp ", "é", "jail", " "]), max_size=30))

@@ -47,7 +47,8 @@ def scores_of(rows: list[dict], held: set, settings) -> dict:
 
     from tagger.calibration import Scores
     from tagger.features import evidence
-    from tagger.training import fit_pipeline, linear_weights, out_of_fold_scores
+    from tagger.fitting import fit_pipeline
+    from tagger.training import linear_weights, out_of_fold_scores
 
     base = repository_labels_without(rows)
     taken = [r for r in rows if r["id"] not in held and r["area"] != "none"]

@@ -35,9 +35,9 @@ from devdata import MAPPING, document, figures, load, load_mapping
 
 import tagger
 from tagger.evaluate import held_out_evaluation
+from tagger.fitting import fit_pipeline
 from tagger.labels import load_training_set
 from tagger.settings import TrainingSettings
-from tagger.training import fit_pipeline
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))

@@ -1,0 +1,112 @@
+"""One fit of the recipe: the documents a classifier learns from (labelled abstracts, area
+descriptions, pseudo-labelled abstracts, each with its weight), the TF-IDF vectoriser and the
+logistic regression (scikit-learn), and the fitted pipeline the saved model reproduces. Training
+(:mod:`tagger.training`) and self-training (:mod:`tagger.selftraining`) both fit through here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+
+from .errors import LabelError
+from .labels import TrainingSet
+from .settings import TrainingSettings
+
+
+class Documents(NamedTuple):
+    """What the classifier is fitted on: texts, their areas, and each one's weight."""
+
+    texts: list[str]
+    areas: list[str]
+    weights: np.ndarray
+
+
+def documents(training_set: TrainingSet, settings: TrainingSettings) -> Documents:
+    """The labelled abstracts, then (when the training set uses them) one document per area
+    description, then the pseudo-labelled abstracts of a pile, with their weights (see
+    :class:`TrainingSettings`)."""
+    scale = settings.abstract_weight if training_set.use_descriptions else 1.0
+    texts = list(training_set.texts)
+    areas = list(training_set.labels)
+    weights = _label_weights(training_set.labels, settings, scale)
+    if training_set.use_descriptions:
+        texts += [area.document() for area in training_set.areas]
+        areas += list(training_set.slugs)
+        weights += [settings.description_weight] * len(training_set.areas)
+    texts += training_set.pseudo_texts
+    areas += training_set.pseudo_labels
+    weights += _label_weights(training_set.pseudo_labels, settings, scale * settings.pseudo_label_weight)
+    return Documents(texts, areas, np.asarray(weights))
+
+
+def _label_weights(labels: tuple[str, ...], settings: TrainingSettings, scale: float) -> list[float]:
+    """With balanced areas, each area's labels together weigh ``scale * n / k`` (n labels, k
+    areas with labels); otherwise each label weighs ``scale``. Only the ratio of weights
+    matters to the fit, so without descriptions every abstract weighs 1 on average and C keeps
+    its usual meaning."""
+    if not settings.balance_areas:
+        return [scale] * len(labels)
+    counts: dict[str, int] = {}
+    for label in labels:
+        counts[label] = counts.get(label, 0) + 1
+    n, k = len(labels), len(counts)
+    return [scale * n / (k * counts[label]) for label in labels]
+
+
+def _vectorizer(settings: TrainingSettings):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return TfidfVectorizer(
+        analyzer=settings.analyzer,
+        sublinear_tf=settings.sublinear_tf,
+        min_df=settings.min_df,
+        dtype=np.float64,
+    )
+
+
+def _classifier(settings: TrainingSettings):
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(C=settings.C, fit_intercept=settings.fit_intercept, max_iter=settings.max_iter)
+
+
+def _one_blas_thread():
+    """BLAS threads fight over small matrices: on two cores, one thread fits ~10x faster."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+@contextlib.contextmanager
+def _words_to_learn_from(training_set: TrainingSet):
+    """scikit-learn's "empty vocabulary" (a fold whose labelled texts are all stop words) as
+    a clear error."""
+    try:
+        yield
+    except ValueError as error:
+        if "empty vocabulary" not in str(error):
+            raise
+        raise LabelError(
+            "too few labelled texts have a word to learn from (the rest are only stop words, numbers "
+            "or symbols): a cross-validation fold has none",
+            where=training_set.origin,
+            fix="Label more abstracts with words in them: check the --column that holds them.",
+        ) from None
+
+
+def fit_pipeline(training_set: TrainingSet, settings: TrainingSettings):
+    """The scikit-learn pipeline the saved model reproduces: TfidfVectorizer +
+    LogisticRegression, fitted on the training set's documents."""
+    from sklearn.pipeline import Pipeline
+
+    texts, areas, weights = documents(training_set, settings)
+    pipeline = Pipeline([("tfidf", _vectorizer(settings)), ("classifier", _classifier(settings))])
+    with _one_blas_thread(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=UserWarning)
+        with _words_to_learn_from(training_set):
+            pipeline.fit(texts, areas, classifier__sample_weight=weights)
+    return pipeline

@@ -1,0 +1,83 @@
+"""The shape of the package, checked: no import cycle (function-local imports counted), and
+nothing but the entry point imports the command line (the CLI is a shell over the library)."""
+
+import ast
+from pathlib import Path
+
+from conftest import ROOT
+
+PACKAGE = ROOT / "tagger"
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+def imports() -> dict[str, set[str]]:
+    """Module -> the modules of the package it imports, anywhere in its code."""
+    known = modules()
+    graph: dict[str, set[str]] = {name: set() for name in known}
+    for name, path in known.items():
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+                target = (
+                    ".".join(base + ([node.module] if node.module else [])) if node.level else node.module
+                )
+                for alias in node.names:  # a submodule by that name, else a name of the module
+                    found = f"{target}.{alias.name}" if f"{target}.{alias.name}" in known else target
+                    if found in known and found != name:
+                        graph[name].add(found)
+            elif isinstance(node, ast.Import):
+                graph[name] |= {alias.name for alias in node.names if alias.name in known} - {name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for other in sorted(graph[module]):
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                other = stack.pop()
+                group.append(other)
+                if other == module:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_import_cycle_in_the_package():
+    assert cycles(imports()) == []
+
+
+def test_the_check_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_only_the_entry_point_imports_the_command_line():
+    assert [module for module, used in imports().items() if "tagger.cli" in used] == ["tagger.entry"]
