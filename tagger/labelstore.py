@@ -333,18 +333,6 @@ class LabelledFile:
             if (digest := records.digest(record)) and records.value(record, "area")
         }
 
-    def by_name(self) -> dict[str, str]:
-        """Every name of a labelled abstract -> its area: the digest of its text, and each id
-        a file gave it (the ``id`` column of ``tagger predict``'s output for a pile with ids),
-        where that id names one text only."""
-        current = self.current()
-        named = dict(current)
-        for name, digests in self._texts().items():
-            areas = {current[digest] for digest in digests if digest in current}
-            if len(digests) == 1 and len(areas) == 1:
-                named.setdefault(name, areas.pop())
-        return named
-
     def add(self, abstract: Abstract, area: str) -> Answer:
         digest = abstract_id(abstract.text)
         with locked(self.where.parent):

@@ -15,6 +15,17 @@ LABELS = ROOT / "labels"
 SEED_FILES = sorted(SEEDS.glob("neurips2026-*.txt"))
 
 
+# Six labelled sentences of two areas of one's own (the README's example of a labelled file).
+SIX_LABELS = [
+    ("Robots grasp cups with tactile sensing.", "bots"),
+    ("Legged robots walk on rough terrain.", "bots"),
+    ("Arms learn manipulation from video.", "bots"),
+    ("Proteins fold into structures.", "bio"),
+    ("Genomes encode regulatory networks.", "bio"),
+    ("Cells divide under stress signals.", "bio"),
+]
+
+
 def seed_label_rows() -> str:
     """labels.csv of the repository with the rows of the 38 seeds only (header included)."""
     from tagger.reading import abstract_id, read_abstracts

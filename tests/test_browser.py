@@ -5,6 +5,7 @@ address without its token is refused. Skipped, saying why, where no browser is i
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
 
@@ -67,13 +68,24 @@ def project(tmp_path):
     return folder
 
 
-def test_three_answers_by_keyboard_and_an_undo_leave_two_labels(project, tmp_path):
-    before = label_rows(project)
+@contextlib.contextmanager
+def labelling_page(project, tmp_path):
+    """``tagger label pile.jsonl --web --n 5`` in ``project``, open in a headless Chromium:
+    (page, driver); both stopped afterwards."""
     page = Page(project, "--n", "5")
     driver = browser(tmp_path)
     try:
         driver.get(page.address)
         wait_for(driver, lambda d: progress(d).startswith("0 of 5"))
+        yield page, driver
+    finally:
+        driver.quit()
+        page.stopped = page.stop()  # (exit status, stderr)
+
+
+def test_three_answers_by_keyboard_and_an_undo_leave_two_labels(project, tmp_path):
+    before = label_rows(project)
+    with labelling_page(project, tmp_path) as (page, driver):
         body = driver.find_element(By.TAG_NAME, "body")
         keys = area_keys(driver)
         shown = []
@@ -93,9 +105,7 @@ def test_three_answers_by_keyboard_and_an_undo_leave_two_labels(project, tmp_pat
             "robotics",
             "theory",
         ]
-    finally:
-        driver.quit()
-        status, err = page.stop()
+    status, err = page.stopped
     assert status == 0 and "labelled 2, skipped 0" in err
 
 
@@ -169,11 +179,7 @@ def test_two_tabs_bind_every_answer_and_undo_to_the_abstract_they_show(project, 
     from selenium.webdriver.common.action_chains import ActionChains
 
     before = label_rows(project)
-    page = Page(project, "--n", "5")
-    driver = browser(tmp_path)
-    try:
-        driver.get(page.address)
-        wait_for(driver, lambda d: progress(d).startswith("0 of 5"))
+    with labelling_page(project, tmp_path) as (page, driver):
         tab_a = driver.current_window_handle
         driver.switch_to.new_window("tab")
         driver.get(page.address)
@@ -199,6 +205,3 @@ def test_two_tabs_bind_every_answer_and_undo_to_the_abstract_they_show(project, 
         time.sleep(0.5)
         assert [row["area"] for row in label_rows(project)[len(before) :]] == ["theory", "robotics"]
         assert progress(driver).startswith("2 of 5")
-    finally:
-        driver.quit()
-        page.stop()

@@ -213,19 +213,11 @@ def test_the_ceiling_caps_the_top_keeps_the_ranking_and_leaves_the_rest(rows, ce
 
 
 def test_little_evidence_never_gives_a_confidence_near_one_and_says_its_figures_are_unsure(capsys, tmp_path):
-    from conftest import run
+    from conftest import SIX_LABELS, run
 
     from tagger.calibration import confidence_ceiling
 
-    rows = [
-        ("Robots grasp cups with tactile sensing.", "bots"),
-        ("Legged robots walk on rough terrain.", "bots"),
-        ("Arms learn manipulation from video.", "bots"),
-        ("Proteins fold into structures.", "bio"),
-        ("Genomes encode regulatory networks.", "bio"),
-        ("Cells divide under stress signals.", "bio"),
-    ]
-    (tmp_path / "mine.csv").write_text("abstract,area\n" + "".join(f"{t},{a}\n" for t, a in rows))
+    (tmp_path / "mine.csv").write_text("abstract,area\n" + "".join(f"{t},{a}\n" for t, a in SIX_LABELS))
     status, _, err = run(capsys, "train", "--data", tmp_path / "mine.csv", "--model", tmp_path / "m")
     assert status == 0 and "(too few labels to measure calibration: 6)" in err and "95% interval" in err
     prediction = predict("Robots walk.", model=tmp_path / "m")

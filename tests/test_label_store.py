@@ -11,7 +11,7 @@ import shutil
 import sys
 
 import pytest
-from conftest import ROOT, SEED_FILES, copy_project
+from conftest import ROOT, SEED_FILES, SIX_LABELS, copy_project
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -52,14 +52,7 @@ def test_undo_in_relabel_restores_the_label_it_replaced(project, monkeypatch, ca
     assert (project / "labels" / "labels.csv").read_bytes() == before
 
 
-MINE = [
-    ("Robots grasp cups with tactile sensing.", "bots"),
-    ("Legged robots walk on rough terrain.", "bots"),
-    ("Arms learn manipulation from video.", "bots"),
-    ("Proteins fold into structures.", "bio"),
-    ("Genomes encode regulatory networks.", "bio"),
-    ("Cells divide under stress signals.", "bio"),
-]
+MINE = SIX_LABELS
 
 
 def own_jsonl(path, rows=MINE, extra=None):
