@@ -735,11 +735,11 @@ def _labelling_model(args: argparse.Namespace, store, outside_a_project: bool = 
 
 
 def _refuse_other_areas(model, labels: dict[str, str], data: str) -> None:
-    """A model whose areas are not those of the labelled file answers would go to: its areas
-    would be offered, and written into the file (the shipped model's 'llm' in a file of one's
-    own areas)."""
+    """A model that does not know the areas of the labelled file answers would go to: its
+    areas would be offered, and written into the file (the shipped model's 'llm' in a file of
+    one's own areas)."""
     theirs = set(labels.values())
-    if theirs and theirs != set(model.areas):
+    if not theirs <= set(model.areas):  # (a file of some of the model's areas is of its taxonomy)
         listed = ", ".join(sorted(theirs)[:8]) + (", ..." if len(theirs) > 8 else "")
         raise UsageError(
             f"the model's areas ({', '.join(model.areas[:8])}{', ...' if len(model.areas) > 8 else ''}) "
