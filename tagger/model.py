@@ -34,6 +34,7 @@ from .errors import ModelError, UsageError
 from .features import TfidfFeatures
 from .locking import locked
 from .prediction import Prediction, predictions
+from .shipped import shipped_path
 
 CARD_FILE = "model.json"
 ARRAYS = ("vocabulary", "idf", "coef", "intercept")
@@ -472,10 +473,9 @@ def _check_shapes(model: Model) -> None:
 def shipped_model_dir() -> Path:
     """The model that comes with tagger: inside the installed package, or ``models/`` beside
     the package in a source checkout."""
-    package = Path(__file__).resolve().parent
-    for candidate in (package / "models", package.parent / "models"):
-        if (candidate / CARD_FILE).is_file():
-            return candidate
+    folder = shipped_path("models", "models")
+    if folder is not None and (folder / CARD_FILE).is_file():
+        return folder
     raise ModelError(
         "the shipped model is missing", fix="Reinstall tagger, or train one with 'tagger train'."
     )

@@ -15,6 +15,7 @@ from pathlib import Path
 from .errors import UsageError
 from .labels import AREAS_FILE
 from .labelstore import LABEL_COLUMNS, LABELS_FILE
+from .shipped import shipped_path
 
 NOTE_FILE = "TAGGER.txt"
 NOTE = """\
@@ -41,10 +42,9 @@ NO_LABELS = "                   It starts empty (tagger init --empty)."
 def shipped(name: str) -> Path:
     """A file or folder of the shipped project (``labels/areas.csv``, ``labels/labels.csv``,
     ``seeds``): inside the installed package, or in the checkout it runs from."""
-    package = Path(__file__).resolve().parent
-    for candidate in (package / "taxonomy" / Path(name).name, package.parent / name):
-        if candidate.exists():
-            return candidate
+    found = shipped_path(name, f"taxonomy/{Path(name).name}")
+    if found is not None:
+        return found
     raise UsageError(f"the shipped {name} is missing from this install", fix="Reinstall tagger.")
 
 
