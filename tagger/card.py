@@ -71,6 +71,9 @@ class SettingsSelection:
     scheme: str
     criterion: str
     grid: tuple[dict, ...]
+    # when a retrain kept these settings from the model it replaced instead of searching,
+    # why it could (how few labels changed); None after a search (not written)
+    reused: str | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
 
 
 @dataclass(frozen=True)

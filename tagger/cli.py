@@ -899,11 +899,9 @@ def _recipe(args: argparse.Namespace, folder: str | None):
 
 def _say_if_reused(chosen) -> None:
     """Say so when the settings were kept from the model being replaced."""
-    from .training import REUSED
-
-    if chosen is not None and chosen.criterion.startswith(REUSED):
+    if chosen is not None and chosen.reused:
         print(
-            f"kept the settings the previous model chose ({chosen.criterion.split(';')[0]}); "
+            f"kept the settings the previous model chose (reused from the previous model ({chosen.reused})); "
             "--search chooses anew",
             file=sys.stderr,
         )

@@ -448,8 +448,6 @@ def calibrate(
 # labels changed little: the same areas, and labelled abstracts added, removed or moved
 # between areas adding up to at most this share of the previous model's.
 REUSE_CHANGE = 0.2
-REUSED = "reused from the previous model"  # how a reused selection's criterion begins
-SEARCHED = "; there: "  # and what follows: the criterion of the search that chose them
 
 
 def reusable_settings(
@@ -468,12 +466,8 @@ def reusable_settings(
     total = len(before)
     if not total or changed > REUSE_CHANGE * total:
         return None
-    searched = previous.settings_selection.criterion.rsplit(SEARCHED, 1)[-1]
-    criterion = (
-        f"{REUSED} ({changed} labelled abstracts changed of {total}, "
-        f"within {REUSE_CHANGE:.0%}){SEARCHED}{searched}"
-    )
-    return previous.settings, replace(previous.settings_selection, criterion=criterion)
+    why = f"{changed} labelled abstracts changed of {total}, within {REUSE_CHANGE:.0%}"
+    return previous.settings, replace(previous.settings_selection, reused=why)
 
 
 def choose_settings(

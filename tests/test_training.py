@@ -285,7 +285,8 @@ def test_a_retrain_keeps_the_searched_settings_while_the_labels_change_little(tm
     few_changed = data.subset(np.arange(len(data.labels))[2:])  # 2 of 60 labels gone: 3%
     kept = training.train(few_changed, previous=first).card
     assert kept.settings == first.settings
-    assert kept.settings_selection.criterion.startswith("reused from the previous model (2 labelled")
+    assert kept.settings_selection.reused.startswith("2 labelled abstracts changed of 60")
+    assert kept.settings_selection.criterion == first.settings_selection.criterion  # the search's own
     assert kept.settings_selection.grid == first.settings_selection.grid
     index = np.arange(len(data.labels))
     fewer = data.subset(index[index % 3 > 0])  # a third of them gone: a new search
@@ -305,7 +306,7 @@ def test_train_search_chooses_anew(tmp_path, monkeypatch, capsys):
     assert status == 0 and "kept the settings the previous model chose (reused" in err
     status, _, err = run(capsys, "train", "--data", data, "--model", folder, "--search")
     assert status == 0 and "kept the settings" not in err
-    assert not load_model(folder).card.settings_selection.criterion.startswith("reused")
+    assert load_model(folder).card.settings_selection.reused is None
 
 
 def test_few_labels_keep_the_default_settings(tmp_path):

@@ -407,7 +407,8 @@ def loop_retrain(args, work: Path, checks: list) -> None:
         retrain = statistics.median(times)
         areas = len(set(after.labels))
         print(f"  {len(rows):,} labelled abstracts, {areas} {name}: {retrain:.1f} s")
-        print(f"     settings: {model.card.settings_selection.criterion.split(';')[0]}")
+        selection = model.card.settings_selection
+        print(f"     settings: {'reused: ' + selection.reused if selection.reused else selection.criterion}")
         print(f"     self-training: {model.card.unlabelled.rounds} round(s)")
         checks.append((f"labelling loop's retrain, {name} (s)", retrain, "<=", 10.0))
 
