@@ -163,8 +163,9 @@ def test_a_different_corpus_of_the_same_counts_is_not_a_small_change(tmp_path, m
     assert main(["train", "--data", "a.jsonl", "--model", "m"]) == 0
     err = capsys.readouterr().err
     assert "kept the settings" in err and "0 labelled abstracts changed of 24" in err
-    criterion = json.loads((tmp_path / "m" / "model.json").read_text())["settings_selection"]["criterion"]
-    assert criterion.count("reused") == 1
+    selection = json.loads((tmp_path / "m" / "model.json").read_text())["settings_selection"]
+    assert selection["reused"] == "0 labelled abstracts changed of 24, within 20%"  # once, not nested
+    assert "reused" not in selection["criterion"]  # the search's own criterion, kept as it was
     assert main(["train", "--data", "b.jsonl", "--model", "m"]) == 0
     err = capsys.readouterr().err
     assert "kept the settings" not in err
