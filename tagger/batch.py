@@ -95,18 +95,21 @@ def _in_parallel(
                 while not starting.done() and (chunk := next(chunks, None)) is not None:
                     yield chunk, model.predict_proba([a.document for a in chunk])
             pool = starting.result()
+        held = None  # a chunk read while every worker was full
         while True:
-            while (chunk := next(chunks, None)) is not None:
+            while (chunk := held if held is not None else next(chunks, None)) is not None:
+                held = None
                 worker = pool.submit([a.document for a in chunk])
-                if worker is None:  # every worker is full: this process tags it
-                    window.append([chunk, model.predict_proba([a.document for a in chunk])])
+                if worker is None:  # every worker is full: the chunk waits for one, or for here
+                    held = chunk
                     break
                 window.append([chunk, worker])
             if not window:
                 return
             chunk, result = window[0]
             if isinstance(result, Worker) and not result.ready():
-                local = next(chunks, None)
+                local = held if held is not None else next(chunks, None)
+                held = None
                 if local is not None:  # rather than wait, tag the next chunk here
                     window.append([local, model.predict_proba([a.document for a in local])])
                     continue

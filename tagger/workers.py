@@ -34,7 +34,7 @@ from .errors import WorkerError
 
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when the thread that forked it ends
 STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # the signals that stop a run
-PENDING = 2  # chunks a worker holds at once: one it tags, the next one waiting
+PENDING = 4  # tasks a worker holds at once: one it works on, the next ones waiting (read already)
 JOIN_TIMEOUT = 5.0  # seconds a stopping pool waits for all its workers before killing them
 
 
