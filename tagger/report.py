@@ -129,7 +129,7 @@ def _label_column(columns: list, named: str, path: str) -> str:
     from .output import RESERVED, kept_name
 
     by_lower = {str(column).lower(): str(column) for column in columns}
-    kept = kept_name(named.lower()) if named.lower() in RESERVED else named.lower()
+    kept = kept_name(named.lower())
     if kept in by_lower:
         return by_lower[kept]
     if named.lower() in RESERVED:

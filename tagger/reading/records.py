@@ -616,12 +616,22 @@ def _json_records(
 
 
 def _read_jsonl(source: _Source) -> Iterator[Record | InputError]:
-    return _json_records(source, _jsonl_values(source))
+    return _json_records(source, jsonl_values(source))
 
 
-def _jsonl_values(source: _Source) -> Iterator[tuple[object, str, int, str] | InputError]:
+BLANK = object()  # the value of a blank line, for a reader that keeps them (see jsonl_values)
+
+
+def jsonl_values(
+    source: _Source, blank_lines: bool = False
+) -> Iterator[tuple[object, str, int, str] | InputError]:
+    """(value, its line's text, line number, where) of each line of a JSON-lines text, or the
+    problem with it (bytes that are not text, JSON that does not parse); a blank line is left
+    out, or with ``blank_lines`` comes as :data:`BLANK` (to be written back as it was)."""
     for number, line in enumerate(source.lines(), start=1):
         if not line or line.isspace():
+            if blank_lines and line:
+                yield BLANK, line, number, f"{source.name}:{number}"
             continue
         where = f"{source.name}:{number}"
         problem = source.check_text(number, number, where)

@@ -13,10 +13,8 @@ from pathlib import Path
 
 from ..errors import InputError, LabelError
 from .abstracts import Columns
-from .records import _json_error, _json_line, _shape_fix, _surrogate_problem, csv_rows, header_delimiter
+from .records import BLANK, _shape_fix, _surrogate_problem, csv_rows, header_delimiter, jsonl_values
 from .source import ENCODING_FIX, ReadReport, _Options, _Source
-
-KINDS = ("csv", "tsv", "jsonl")
 
 
 @dataclass(frozen=True)
@@ -65,7 +63,7 @@ def read_table(path: str | Path, kind: str, columns: Columns) -> Table:
         if kind == "jsonl":
             _jsonl_records(table, source)
         else:
-            first_line = data.decode("utf-8", errors="replace").lstrip("\ufeff").split("\n", 1)[0]
+            first_line = data.split(b"\n", 1)[0].decode("utf-8", errors="replace").lstrip("\ufeff")
             _csv_records(table, source, first_line)
     except InputError as error:  # (raised by the readers' one set of rules)
         fix = "Save it as UTF-8." if error.fix == ENCODING_FIX else error.fix  # (no --encoding here)
@@ -89,21 +87,13 @@ def _csv_records(table: Table, source: _Source, first_line: str) -> None:
 
 
 def _jsonl_records(table: Table, source: _Source) -> None:
-    for number, line in enumerate(source.lines(), start=1):
-        if not line.strip():
-            if line:
-                table.records.append(TableRecord(line, number, None))
+    for item in jsonl_values(source, blank_lines=True):
+        if isinstance(item, InputError):
+            raise item
+        value, line, number, where = item
+        if value is BLANK:
+            table.records.append(TableRecord(line, number, None))
             continue
-        where = f"{source.name}:{number}"
-        problem = source.check_text(number, number, where)
-        if problem:
-            raise problem
-        try:
-            value = _json_line(line)
-        except (ValueError, RecursionError) as error:
-            raise InputError(
-                f"not valid JSON ({_json_error(error)})", where=where, fix="Fix or remove this line."
-            ) from None
         if not isinstance(value, dict):
             raise InputError(
                 f"a JSON {type(value).__name__}, not an object",
