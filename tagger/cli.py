@@ -824,11 +824,11 @@ def _report(args: argparse.Namespace) -> int:
     labels = {}
     if args.label_column is None and (Path(args.labels) / "labels.csv").is_file():
         labels = ProjectLabels(args.labels, args.abstracts).by_name()
-    rows = read_tags(args.tags, labels, args.label_column)
-    page = build(rows, model, f"tagger report: {Path(args.tags).name}")
+    overview = read_tags(args.tags, labels, args.label_column)
+    page = build(overview, model, f"tagger report: {Path(args.tags).name}")
     with output.open_output(args.output) as stream:  # the one output rule of predict -o
         stream.write(page)
-    print(f"wrote {args.output}: {len(rows)} abstracts", file=sys.stderr)
+    print(f"wrote {args.output}: {overview.rows} abstracts", file=sys.stderr)
     print(_which_model(args.model, model), file=sys.stderr)
     return 0
 

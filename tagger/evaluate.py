@@ -15,36 +15,61 @@ from .prediction import right
 CALIBRATION_BINS = 10
 
 
+class Bins:
+    """Equal-width confidence bins, filled a chunk of predictions at a time: the count, the
+    sum of confidence and the number right of each (the one binning of every calibration
+    figure: the card's, ``tagger evaluate``'s and the report's)."""
+
+    def __init__(self, bins: int = CALIBRATION_BINS) -> None:
+        self.edges = np.linspace(0.0, 1.0, bins + 1)
+        self.count = np.zeros(bins, dtype=np.int64)
+        self.confidence = np.zeros(bins)
+        self.right = np.zeros(bins)
+
+    @classmethod
+    def of(cls, confidence: np.ndarray, correct: np.ndarray, bins: int = CALIBRATION_BINS) -> Bins:
+        filled = cls(bins)
+        filled.add(confidence, correct)
+        return filled
+
+    def add(self, confidence: np.ndarray, correct: np.ndarray) -> None:
+        bins = len(self.count)
+        index = np.clip(np.digitize(confidence, self.edges[1:-1], right=True), 0, bins - 1)
+        self.count += np.bincount(index, minlength=bins)
+        self.confidence += np.bincount(index, weights=confidence, minlength=bins)
+        self.right += np.bincount(index, weights=np.asarray(correct, dtype=float), minlength=bins)
+
+    def table(self) -> list[dict]:
+        """Count, mean confidence and accuracy of each non-empty bin."""
+        return [
+            {
+                "low": float(self.edges[b]),
+                "high": float(self.edges[b + 1]),
+                "count": int(self.count[b]),
+                "confidence": float(self.confidence[b] / self.count[b]),
+                "accuracy": float(self.right[b] / self.count[b]),
+            }
+            for b in np.flatnonzero(self.count)
+        ]
+
+    def ece(self) -> float:
+        """ECE: the count-weighted mean gap between confidence and accuracy."""
+        total = int(self.count.sum())
+        if total == 0:
+            return 0.0
+        return float(sum(b["count"] * abs(b["accuracy"] - b["confidence"]) for b in self.table()) / total)
+
+
 def calibration_bins(confidence: np.ndarray, correct: np.ndarray, bins: int = CALIBRATION_BINS) -> list[dict]:
     """Equal-width confidence bins: count, mean confidence and accuracy of each non-empty bin."""
-    edges = np.linspace(0.0, 1.0, bins + 1)
-    index = np.clip(np.digitize(confidence, edges[1:-1], right=True), 0, bins - 1)
-    return [
-        {
-            "low": float(edges[b]),
-            "high": float(edges[b + 1]),
-            "count": int((index == b).sum()),
-            "confidence": float(confidence[index == b].mean()),
-            "accuracy": float(correct[index == b].mean()),
-        }
-        for b in range(bins)
-        if (index == b).any()
-    ]
+    return Bins.of(confidence, correct, bins).table()
 
 
 def expected_calibration_error(
     confidence: np.ndarray, correct: np.ndarray, bins: int = CALIBRATION_BINS
 ) -> float:
     """ECE: the count-weighted mean gap between confidence and accuracy over equal-width bins."""
-    if len(confidence) == 0:
-        return 0.0
-    return float(
-        sum(
-            b["count"] * abs(b["accuracy"] - b["confidence"])
-            for b in calibration_bins(confidence, correct, bins)
-        )
-        / len(confidence)
-    )
+    return Bins.of(confidence, correct, bins).ece()
 
 
 def review_threshold(confidence: np.ndarray, correct: np.ndarray, target: float) -> float:

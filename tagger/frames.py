@@ -12,26 +12,10 @@ import numpy as np
 from .errors import ArgumentError
 from .model import Model, resolve
 from .output import prediction_table
-from .prediction import COLUMNS as PREDICTION_COLUMNS
 from .prediction import default_tags
 from .reading import Columns, content_id, document
 from .reading.records import field_names
-
-# The dtype of each prediction column in a dataframe, and its value in a row without an abstract.
-DTYPES = {
-    "area": object,
-    "confidence": float,
-    "runner_up": object,
-    "runner_up_confidence": float,
-    "needs_review": bool,
-}
-MISSING = {
-    "area": None,
-    "confidence": np.nan,
-    "runner_up": None,
-    "runner_up_confidence": np.nan,
-    "needs_review": True,
-}
+from .schema import BY_NAME, PREDICTION_COLUMNS
 
 
 def as_frame(frame, column: str = "abstract"):
@@ -140,7 +124,8 @@ def tag_dataframe(
     table["tags"] = default_tags(probabilities, model.areas)
     columns = {}
     for name in added:
-        columns[prefix + name] = np.full(len(frame), MISSING.get(name), dtype=DTYPES.get(name, object))
+        field = BY_NAME[name]
+        columns[prefix + name] = np.full(len(frame), field.missing, dtype=field.dtype)
         columns[prefix + name][present] = _values(table[name])
     return frame.assign(**columns)
 

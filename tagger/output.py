@@ -25,14 +25,11 @@ import numpy as np
 from .atomic import atomic_write
 from .errors import OutputError
 from .model import Model
-from .prediction import COLUMNS as PREDICTION_COLUMNS
 from .prediction import default_tags, prediction_columns, top_areas
 from .reading import KEEP_ALL, Abstract, format_of
+from .schema import BY_NAME, COLUMNS, PREDICTION_COLUMNS, RESERVED
 
 FORMATS = ("csv", "jsonl", "parquet")
-ABSTRACT_COLUMNS = ("source", "position", "id")
-COLUMNS = ABSTRACT_COLUMNS + PREDICTION_COLUMNS
-RESERVED = (*COLUMNS, "tags")  # an input column of one of these names is kept as input_NAME
 DIGITS = 4  # probabilities are written rounded to this many decimals
 _PROBABILITY_COLUMNS = ("confidence", "runner_up_confidence")
 
@@ -285,18 +282,7 @@ def _parquet_schema(columns: tuple[str, ...]):
     text (see :func:`_as_text`), so that it holds one type whatever its rows hold."""
     import pyarrow as pa
 
-    own = {
-        "source": pa.string(),
-        "position": pa.int64(),
-        "id": pa.string(),
-        "area": pa.string(),
-        "confidence": pa.float64(),
-        "runner_up": pa.string(),
-        "runner_up_confidence": pa.float64(),
-        "needs_review": pa.bool_(),
-        "tags": pa.list_(pa.struct([("area", pa.string()), ("confidence", pa.float64())])),
-    }
-    return pa.schema([(name, own.get(name, pa.string())) for name in columns])
+    return pa.schema([(name, BY_NAME[name].arrow() if name in BY_NAME else pa.string()) for name in columns])
 
 
 def _as_text(value) -> str | None:

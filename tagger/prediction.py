@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# The columns of a prediction, in the order output shows them.
-COLUMNS = ("area", "confidence", "runner_up", "runner_up_confidence", "needs_review")
+from .schema import PREDICTION_COLUMNS as COLUMNS  # (the tagged row: tagger.schema)
+
 # Tags without options (--top-k, --min-confidence): the top area, and the runner-up when it is
 # at least this likely (a paper between two areas). On hand-labelled abstracts of 2022-24 the
 # model did not see, they hold the reader's area 0.84 of the time (the top area alone: 0.72),

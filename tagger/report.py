@@ -10,13 +10,13 @@ import datetime
 import html
 import zlib
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .evaluate import CALIBRATION_BINS, calibration_bins, expected_calibration_error
+from .evaluate import CALIBRATION_BINS, Bins
 from .model import Model
+from .schema import BY_NAME, PREDICTION_COLUMNS, RESERVED
 
 WORTH_A_LOOK = 15  # abstracts in each list
 TERMS = 12  # terms shown per area
@@ -24,7 +24,8 @@ TERMS = 12  # terms shown per area
 
 @dataclass(frozen=True)
 class Row:
-    """One tagged abstract: where it is, what it was tagged, and (when labelled) its area."""
+    """One tagged abstract of the lists worth a look: where it is, what it was tagged, and
+    (when labelled) its area."""
 
     source: str
     position: int
@@ -34,89 +35,199 @@ class Row:
     confidence: float
     runner_up: str
     runner_up_confidence: float
-    label: str | None = None
-    needs_review: bool = False
+    label: str
 
 
-def rows_of(abstracts, predictions, labels: dict[str, str] | None = None) -> list[Row]:
-    """The rows of tagged abstracts (:class:`tagger.reading.Abstract` and their predictions);
-    ``labels`` maps the digest of a text to its hand label."""
+# The columns of a tags file the report reads (tagger.schema), and those it reads if present.
+NEEDED = ("source", "position", "id", "area", "confidence", "runner_up", "runner_up_confidence")
+OPTIONAL = ("title", "needs_review")
+CHUNK_ROWS = 50_000  # a tags file is read this many rows at a time: millions of rows stream
+
+
+class Overview:
+    """What the report shows of a tagged pile, gathered a chunk of rows at a time (a chunk:
+    arrays by column name, :data:`NEEDED` and ``title``, ``needs_review``, ``label``), so
+    that a file of millions of rows needs the memory of one chunk."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.areas: Counter = Counter()
+        self.review: Counter = Counter()
+        self.confidence_sum = 0.0
+        self.every = Bins()
+        self.labelled = Bins()
+        self.lowest: list[tuple] = []  # (key, Row), the WORTH_A_LOOK least confident
+        self.closest: list[tuple] = []  # the WORTH_A_LOOK with the closest runner-up
+
+    def add(self, chunk: dict[str, np.ndarray]) -> None:
+        n = len(chunk["area"])
+        confidence, labels = chunk["confidence"], chunk["label"]
+        self.areas.update(chunk["area"].tolist())
+        self.review.update(chunk["area"][chunk["needs_review"]].tolist())
+        self.confidence_sum += float(confidence.sum())
+        self.every.add(confidence, np.zeros(n, dtype=bool))
+        labelled = labels != ""
+        self.labelled.add(confidence[labelled], (chunk["area"] == labels)[labelled])
+        order = np.arange(self.rows, self.rows + n)
+        self.lowest = self._least(self.lowest, chunk, confidence, order)
+        self.closest = self._least(self.closest, chunk, confidence - chunk["runner_up_confidence"], order)
+        self.rows += n
+
+    @staticmethod
+    def _least(kept: list[tuple], chunk: dict[str, np.ndarray], key: np.ndarray, order: np.ndarray):
+        """The WORTH_A_LOOK rows of least ``key`` among ``kept`` and the chunk (then by
+        source, position and order read)."""
+        sources, positions = chunk["source"], chunk["position"]
+        if len(key) > WORTH_A_LOOK:  # the chunk's own least first, without a Row for each
+            below = np.partition(key, WORTH_A_LOOK - 1)[WORTH_A_LOOK - 1]
+            candidates = np.flatnonzero(key <= below)
+        else:
+            candidates = np.arange(len(key))
+        fields = [name for name in Row.__dataclass_fields__ if name != "label"]
+        found = [
+            (
+                (float(key[i]), str(sources[i]), int(positions[i]), int(order[i])),
+                Row(*(chunk[name][i].item() if hasattr(chunk[name][i], "item") else chunk[name][i]
+                      for name in fields), label=str(chunk["label"][i])),
+            )
+            for i in candidates
+        ]  # fmt: skip
+        return sorted(kept + found, key=lambda pair: pair[0])[:WORTH_A_LOOK]
+
+    @property
+    def mean_confidence(self) -> float:
+        return self.confidence_sum / self.rows if self.rows else 0.0
+
+
+def overview_of(abstracts, predictions, labels: dict[str, str] | None = None) -> Overview:
+    """The overview of tagged abstracts (:class:`tagger.reading.Abstract` and their
+    predictions); ``labels`` maps the digest of a text to its hand label."""
     from .reading import abstract_id
 
     labels = labels or {}
-    return [
-        Row(
-            a.source,
-            a.position,
-            a.id,
-            a.title or "",
-            p.area,
-            p.confidence,
-            p.runner_up,
-            p.runner_up_confidence,
-            labels.get(abstract_id(a.text)),
-            p.needs_review,
+    columns = {
+        "source": [a.source for a in abstracts],
+        "position": [a.position for a in abstracts],
+        "id": [a.id for a in abstracts],
+        "title": [a.title or "" for a in abstracts],
+        **{name: [getattr(p, name) for p in predictions] for name in PREDICTION_COLUMNS},
+        "label": [labels.get(abstract_id(a.text), "") for a in abstracts],
+    }
+    overview = Overview()
+    overview.add({name: np.array(values, dtype=BY_NAME[name].dtype if name in BY_NAME else object)
+                  for name, values in columns.items()})  # fmt: skip
+    return overview
+
+
+def read_tags(
+    path: str,
+    labels: dict[str, str] | None = None,
+    label_column: str | None = None,
+    chunk_rows: int = CHUNK_ROWS,
+) -> Overview:
+    """The overview of a file ``tagger predict`` wrote (CSV, JSON lines or Parquet, by its
+    name; ``.gz`` too), read ``chunk_rows`` rows at a time. Each row's hand label: its
+    ``label_column`` (kept with ``--keep``), or ``labels`` (digest of the text to area) by its
+    ``id`` (a digest when the input had no ids). Every cell is checked as the tagged row's
+    schema says (:mod:`tagger.schema`); the first that is not what predict writes is an error
+    naming its line."""
+    overview = Overview()
+    labels = labels or {}
+    for start, frame, name, label_name in _chunks(path, label_column, chunk_rows):
+        line = start + (2 if name.endswith(".csv") else 1)  # (CSV: after the header)
+
+        def where(row: int, line: int = line, rows: bool = name.endswith(".parquet")) -> str:
+            return f"{path}:row {line + row}" if rows else f"{path}:{line + row}"
+
+        chunk = {column: BY_NAME[column].read(frame[column].tolist(), where) for column in NEEDED}
+        n = len(frame)
+        chunk["title"] = _text(frame, "title", n)
+        chunk["needs_review"] = (
+            BY_NAME["needs_review"].read(frame["needs_review"].tolist(), where)
+            if "needs_review" in frame.columns
+            else np.zeros(n, dtype=bool)
         )
-        for a, p in zip(abstracts, predictions)
-    ]
+        if label_name is not None:
+            chunk["label"] = _text(frame, label_name, n)
+        else:
+            chunk["label"] = np.array([labels.get(i, "") for i in chunk["id"].tolist()], dtype=object)
+        overview.add(chunk)
+    return overview
 
 
-TAG_COLUMNS = ("source", "position", "id", "area", "confidence", "runner_up", "runner_up_confidence")
+def _text(frame, column: str, n: int) -> np.ndarray:
+    if column not in frame.columns:
+        return np.full(n, "", dtype=object)
+    values = frame[column].tolist()
+    return np.array(["" if value is None or value != value else str(value) for value in values], dtype=object)
 
 
-def read_tags(path: str, labels: dict[str, str] | None = None, label_column: str | None = None) -> list[Row]:
-    """The rows of a file ``tagger predict`` wrote (CSV, JSON lines or Parquet, by its name;
-    ``.gz`` too). Each row's hand label: its ``label_column`` (kept with ``--keep``), or
-    ``labels`` (digest of the text to area) by its ``id`` (a digest when the input had no ids)."""
-    import pandas as pd
-
+def _chunks(path: str, label_column: str | None, chunk_rows: int):
+    """``(row number of the first, frame, lower-case name, label column)`` of each chunk of
+    a tags file, after its columns are checked (the label column: the real name of the one
+    ``label_column`` names)."""
     from .errors import InputError
 
     name = path.lower().removesuffix(".gz")
-    readers = {
-        ".csv": lambda: pd.read_csv(path, dtype=str, keep_default_na=False),
-        ".jsonl": lambda: pd.read_json(path, lines=True, dtype=False),
-        ".parquet": lambda: pd.read_parquet(path),
-    }
-    kind = next((reader for suffix, reader in readers.items() if name.endswith(suffix)), None)
+    kinds = {".csv": _csv_chunks, ".jsonl": _jsonl_chunks, ".parquet": _parquet_chunks}
+    kind = next((reader for suffix, reader in kinds.items() if name.endswith(suffix)), None)
     if kind is None:
         raise InputError(
             "not a file tagger predict writes", where=path, fix="Give its .csv, .jsonl or .parquet output."
         )
+    start, checked, renamed = 0, False, None
     try:
-        frame = kind()
+        for frame in kind(path, chunk_rows):
+            if not checked:
+                columns = [str(column) for column in frame.columns]
+                renamed = _label_column(columns, label_column, path) if label_column is not None else None
+                _check_columns(columns, path)
+                checked = True
+            yield start, frame, name, renamed
+            start += len(frame)
     except FileNotFoundError:
         raise InputError("file not found", where=path, fix="Give the output of tagger predict.") from None
     except (ValueError, OSError, EOFError, zlib.error, UnicodeDecodeError) as error:
         raise InputError(f"unreadable ({str(error).splitlines()[0]})", where=path,
                          fix="Give the output of tagger predict.") from None  # fmt: skip
-    missing = [column for column in TAG_COLUMNS if column not in frame.columns]
-    if label_column is not None:
-        label_column = _label_column(list(frame.columns), label_column, path)
+    if not checked:
+        _check_columns([], path)
+
+
+def _check_columns(columns: list[str], path: str) -> None:
+    from .errors import InputError
+
+    missing = [column for column in NEEDED if column not in columns]
     if missing:
         raise InputError(
-            f"no {', '.join(map(repr, missing))} column (columns: {', '.join(map(str, frame.columns))})",
+            f"no {', '.join(map(repr, missing))} column (columns: {', '.join(columns)})",
             where=path,
             fix="Give the output of tagger predict (with --keep for a column of labels).",
         )
-    labels = labels or {}
-    confidence = _numbers(frame, "confidence", path, name)
-    runner_up = _numbers(frame, "runner_up_confidence", path, name)
-    position = _numbers(frame, "position", path, name)
-    titles = frame["title"].fillna("").astype(str) if "title" in frame.columns else [""] * len(frame)
-    given = frame[label_column].fillna("").astype(str) if label_column else None
-    flags = frame["needs_review"] if "needs_review" in frame.columns else [False] * len(frame)
-    review = [str(flag).lower() == "true" for flag in flags]
-    rows = []
-    for i, (source, id_, area, runner) in enumerate(
-        zip(frame["source"].astype(str), frame["id"].astype(str), frame["area"].fillna("").astype(str),
-            frame["runner_up"].fillna("").astype(str))
-    ):  # fmt: skip
-        label = (given.iloc[i] or None) if given is not None else labels.get(id_)
-        title = titles[i] if isinstance(titles, list) else titles.iloc[i]
-        row = (source, int(position.iloc[i]), id_, title, area, float(confidence.iloc[i]), runner)
-        rows.append(Row(*row, float(runner_up.iloc[i]), label, review[i]))
-    return rows
+
+
+def _csv_chunks(path: str, rows: int):
+    import pandas as pd
+
+    with pd.read_csv(path, dtype=str, keep_default_na=False, chunksize=rows) as reader:
+        yield from reader
+
+
+def _jsonl_chunks(path: str, rows: int):
+    import pandas as pd
+
+    with pd.read_json(path, lines=True, dtype=False, chunksize=rows) as reader:
+        yield from reader
+
+
+def _parquet_chunks(path: str, rows: int):
+    import pyarrow.parquet as pq
+
+    with pq.ParquetFile(path) as parquet:
+        for batch in parquet.iter_batches(batch_size=rows):
+            yield batch.to_pandas()
+        if parquet.metadata.num_rows == 0:
+            yield parquet.schema_arrow.empty_table().to_pandas()
 
 
 def _label_column(columns: list, named: str, path: str) -> str:
@@ -126,7 +237,7 @@ def _label_column(columns: list, named: str, path: str) -> str:
     name that only matches the tag itself is refused: labels compared with the tags they are
     would be right 100% of the time."""
     from .errors import InputError
-    from .output import RESERVED, kept_name
+    from .output import kept_name
 
     by_lower = {str(column).lower(): str(column) for column in columns}
     kept = kept_name(named.lower())
@@ -146,44 +257,18 @@ def _label_column(columns: list, named: str, path: str) -> str:
     )
 
 
-def _numbers(frame, column: str, path: str, name: str):
-    """A column of a tags file as numbers, each checked: a probability in [0, 1], a position
-    a whole number from 1; the first that is not is an error naming its line."""
-    import pandas as pd
-
-    from .errors import InputError
-
-    values = pd.to_numeric(frame[column], errors="coerce").astype(float).to_numpy()
-    if column == "position":
-        bad = ~np.isfinite(values) | (values < 1) | (values != np.floor(values)) | (values > 2**53)
-        what = "a whole number from 1"
-    else:
-        bad = ~np.isfinite(values) | (values < 0) | (values > 1)
-        what = "a probability from 0 to 1"
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        line = row + (2 if name.endswith(".csv") else 1)  # (CSV: after the header)
-        where = f"{path}:{line}" if not name.endswith(".parquet") else f"{path}:row {row + 1}"
-        raise InputError(
-            f"{column} {frame[column].iloc[row]!r} is not {what}",
-            where=where,
-            fix="Give the output of tagger predict as it wrote it.",
-        )
-    return pd.Series(values.astype(int) if column == "position" else values)
-
-
-def build(rows: Sequence[Row], model: Model | None, title: str) -> str:
+def build(overview: Overview, model: Model | None, title: str) -> str:
     """The report as HTML text."""
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts = [
         f"<h1>{_e(title)}</h1>",
-        f"<p class=muted>{len(rows):,} abstracts, tagged; made {when}"
+        f"<p class=muted>{overview.rows:,} abstracts, tagged; made {when}"
         + (f" with the model trained {_e(model.card.created[:10])}" if model is not None else "")
         + "</p>",
         _nav(),
-        _areas(rows),
-        _confidence(rows),
-        _worth_a_look(rows),
+        _areas(overview),
+        _confidence(overview),
+        _worth_a_look(overview),
         _terms(model),
     ]
     return PAGE.format(title=_e(title), body="\n".join(parts))
@@ -205,9 +290,8 @@ def _nav() -> str:
     return "<nav>" + " · ".join(f'<a href="#{anchor}">{name}</a>' for anchor, name in links) + "</nav>"
 
 
-def _areas(rows: Sequence[Row]) -> str:
-    counts = Counter(row.area for row in rows).most_common()
-    review = Counter(row.area for row in rows if row.needs_review)
+def _areas(overview: Overview) -> str:
+    counts, review, total = overview.areas.most_common(), overview.review, overview.rows
     if not counts:
         return "<section id=areas><h2>Areas by count</h2><p>No abstracts.</p></section>"
     top = counts[0][1]
@@ -219,12 +303,10 @@ def _areas(rows: Sequence[Row]) -> str:
         width = max(1.0, bar_width * n / top)
         svg.append(f'<text x="0" y="{y + 15}" class="label">{_e(area)}</text>')
         svg.append(f'<rect x="120" y="{y + 3}" width="{width:.1f}" height="{height - 7}" class="bar"/>')
-        svg.append(
-            f'<text x="{126 + width:.1f}" y="{y + 15}" class="count">{n:,} ({n / len(rows):.0%})</text>'
-        )
+        svg.append(f'<text x="{126 + width:.1f}" y="{y + 15}" class="count">{n:,} ({n / total:.0%})</text>')
     svg.append("</svg>")
     table = "".join(
-        f"<tr><td>{_e(area)}</td><td>{n:,}</td><td>{n / len(rows):.1%}</td><td>{review[area]:,}</td></tr>"
+        f"<tr><td>{_e(area)}</td><td>{n:,}</td><td>{n / total:.1%}</td><td>{review[area]:,}</td></tr>"
         for area, n in counts
     )
     return (
@@ -234,22 +316,12 @@ def _areas(rows: Sequence[Row]) -> str:
     )  # fmt: skip
 
 
-def _confidence(rows: Sequence[Row]) -> str:
-    confidence = np.array([row.confidence for row in rows], dtype=float)
-    correct = np.array([row.area == row.label for row in rows], dtype=bool)
-    labelled = np.array([bool(row.label) for row in rows], dtype=bool)
-    edges = np.linspace(0.0, 1.0, CALIBRATION_BINS + 1)
-
-    def by_bin(chosen: np.ndarray) -> dict[int, dict]:
-        """The confidence bins (count, accuracy) of the rows ``chosen``, by bin number."""
-        return {
-            round(b["low"] * CALIBRATION_BINS): b
-            for b in calibration_bins(confidence[chosen], correct[chosen])
-        }
-
-    every = by_bin(np.ones(len(rows), dtype=bool))
-    counts = np.array([every[b]["count"] if b in every else 0 for b in range(CALIBRATION_BINS)])
-    right = {b: (found["count"], found["accuracy"]) for b, found in by_bin(labelled).items()}
+def _confidence(overview: Overview) -> str:
+    edges = overview.every.edges
+    counts = overview.every.count
+    right = {
+        round(b["low"] * CALIBRATION_BINS): (b["count"], b["accuracy"]) for b in overview.labelled.table()
+    }
     width, height, left, bottom = 600, 220, 40, 30
     plot_w, plot_h = width - left - 90, height - bottom - 10
     top = max(int(counts.max()) if len(counts) else 1, 1) * 1.12  # room for the count above
@@ -286,20 +358,21 @@ def _confidence(rows: Sequence[Row]) -> str:
         + "</tr>"
         for b in range(CALIBRATION_BINS)
     )
-    if labelled.any():
-        l_conf, l_right = confidence[labelled], correct[labelled]
+    labelled = overview.labelled
+    if (n_labelled := int(labelled.count.sum())) > 0:
         summary = (
-            f"<p>{labelled.sum():,} of these abstracts are labelled: the tag is right for "
-            f"{l_right.mean():.0%} of them, at a mean confidence of {l_conf.mean():.2f} "
-            f"(expected calibration error {expected_calibration_error(l_conf, l_right):.3f}). The dots are "
+            f"<p>{n_labelled:,} of these abstracts are labelled: the tag is right for "
+            f"{labelled.right.sum() / n_labelled:.0%} of them, at a mean confidence of "
+            f"{labelled.confidence.sum() / n_labelled:.2f} "
+            f"(expected calibration error {labelled.ece():.3f}). The dots are "
             "their accuracy in each bin, the dashed line where accuracy equals confidence.</p>"
         )
     else:
         summary = "<p>None of these abstracts is labelled: no accuracy to set against the confidence.</p>"
     return (
         "<section id=confidence><h2>Confidence</h2>"
-        f"<p>Mean confidence {confidence.mean() if len(rows) else 0:.2f}; "
-        f"{sum(row.needs_review for row in rows):,} of {len(rows):,} need review (below the model's "
+        f"<p>Mean confidence {overview.mean_confidence:.2f}; "
+        f"{sum(overview.review.values()):,} of {overview.rows:,} need review (below the model's "
         "review threshold). The bars count the abstracts in each confidence bin.</p>"
         + "".join(svg) + summary
         + "<table><tr><th>confidence</th><th>abstracts</th><th>labelled</th><th>right</th></tr>"
@@ -307,11 +380,9 @@ def _confidence(rows: Sequence[Row]) -> str:
     )  # fmt: skip
 
 
-def _worth_a_look(rows: Sequence[Row]) -> str:
-    lowest = sorted(rows, key=lambda r: (r.confidence, r.source, r.position))[:WORTH_A_LOOK]
-    closest = sorted(rows, key=lambda r: (r.confidence - r.runner_up_confidence, r.source, r.position))[
-        :WORTH_A_LOOK
-    ]
+def _worth_a_look(overview: Overview) -> str:
+    lowest = [row for _, row in overview.lowest]
+    closest = [row for _, row in overview.closest]
 
     def table(chosen: list[Row]) -> str:
         body = "".join(

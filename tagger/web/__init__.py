@@ -202,7 +202,7 @@ def labelling_app(
     ``folder``, and the report of ``pile`` (the first :data:`PILE_COMPARED` abstracts of the
     pile: :class:`tagger.reading.Abstract`)."""
     from ..evaluate import figure_text
-    from ..report import build, rows_of
+    from ..report import build, overview_of
     from ..retraining import retrain
 
     sample = pile[:PILE_COMPARED]
@@ -232,8 +232,8 @@ def labelling_app(
                 tagged.clear()
                 tagged["predictions"] = current.predict([a.document for a in sample])
                 tagged["model"] = current
-            rows = rows_of(sample, tagged["predictions"], store.current())
-            return build(rows, current, f"tagger report: {source}")
+            overview = overview_of(sample, tagged["predictions"], store.current())
+            return build(overview, current, f"tagger report: {source}")
 
     return LabellingApp(Session(queue, store.add, store.undo), areas, model, source, retrain_now, overview)
 
