@@ -18,6 +18,7 @@ __all__ = [
     "TaggerClassifier",
     "TaggerError",
     "TaggerWarning",
+    "TrainingSettings",
     "__version__",
     "load_model",
     "predict",
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from .errors import TaggerError, TaggerWarning
     from .model import Model, load_model
     from .prediction import Prediction
+    from .settings import TrainingSettings
 
 _LAZY = {
     "Model": "model",
@@ -37,6 +39,7 @@ _LAZY = {
     "TaggerError": "errors",
     "TaggerWarning": "errors",
     "TaggerClassifier": "estimator",
+    "TrainingSettings": "settings",
     "tag_dataframe": "frames",
 }
 

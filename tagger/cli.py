@@ -538,6 +538,35 @@ def _signals_between_chunks():
 
 
 @contextlib.contextmanager
+def _stages():
+    """On a terminal, what training is doing, a line a stage with the time since it began
+    (training's log, :mod:`tagger.training`); nothing elsewhere."""
+    import logging
+    import time
+
+    if not sys.stderr.isatty():
+        yield
+        return
+    began = time.monotonic()
+
+    class Stage(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            print(
+                f"tagger: [{time.monotonic() - began:5.0f} s] {record.getMessage()}",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    log, handler = logging.getLogger("tagger"), Stage()
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+
+
+@contextlib.contextmanager
 def _progress(args: argparse.Namespace, report: reading.ReadReport):
     """A progress bar over the bytes read, on stderr, shown after a second; none with --quiet,
     when stderr is not a terminal, or on stdin (no size known)."""
@@ -851,7 +880,8 @@ def _train(args: argparse.Namespace) -> int:
     _refuse_unwritable(args.model)
     training_set, pile, _ = _recipe(args, None)
     texts = [] if args.data else [a.document for a in reading.read_abstracts(args.abstracts)]
-    done = retrain(training_set, args.model, texts, unlabelled=pile, search=args.search)
+    with _stages():
+        done = retrain(training_set, args.model, texts, unlabelled=pile, search=args.search)
     model = done.model
     figures, labelled = model.card.evaluation, model.card.training_data.labelled_abstracts
     measured = (
@@ -932,7 +962,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     else:
         training_set, pile, previous = _recipe(args, DEFAULT_MODEL_DIR)
         reuse = previous.card if previous is not None and not args.search else None
-        _, validation, _ = validate(training_set, unlabelled=pile, previous=reuse)
+        with _stages():
+            _, validation, _ = validate(training_set, unlabelled=pile, previous=reuse)
         _say_if_reused(validation.selection)
         evaluation, review = validation.evaluation, validation.review
         confidence, correct = validation.confidence, validation.correct

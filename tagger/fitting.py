@@ -57,13 +57,27 @@ def _label_weights(labels: tuple[str, ...], settings: TrainingSettings, scale: f
     return [scale * n / (k * counts[label]) for label in labels]
 
 
-def _vectorizer(settings: TrainingSettings):
+# The classifier holds one weight per area and feature, and its fit (L-BFGS) some twenty-five
+# copies of them: a taxonomy of many areas keeps at most COEFFICIENTS_MAX // areas features,
+# the most frequent (2,000 areas: 10,000 features; a fit of 40,000 abstracts then takes about
+# 2.5 GB, where the whole vocabulary took 5.3 GB, or 30 GB with word pairs). A taxonomy of
+# up to a few hundred areas keeps its whole vocabulary.
+COEFFICIENTS_MAX = 10_000_000
+
+
+def features_max(areas: int) -> int:
+    """The most features a classifier of ``areas`` areas is given (see COEFFICIENTS_MAX)."""
+    return COEFFICIENTS_MAX // max(areas, 1)
+
+
+def _vectorizer(settings: TrainingSettings, areas: int):
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     return TfidfVectorizer(
         analyzer=settings.analyzer,
         sublinear_tf=settings.sublinear_tf,
         min_df=settings.min_df,
+        max_features=features_max(areas),
         dtype=np.float64,
     )
 
@@ -104,7 +118,9 @@ def fit_pipeline(training_set: TrainingSet, settings: TrainingSettings):
     from sklearn.pipeline import Pipeline
 
     texts, areas, weights = documents(training_set, settings)
-    pipeline = Pipeline([("tfidf", _vectorizer(settings)), ("classifier", _classifier(settings))])
+    pipeline = Pipeline(
+        [("tfidf", _vectorizer(settings, len(training_set.slugs))), ("classifier", _classifier(settings))]
+    )
     with _one_blas_thread(), warnings.catch_warnings():
         warnings.simplefilter("ignore", category=UserWarning)
         with _words_to_learn_from(training_set):

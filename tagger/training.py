@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime
 import difflib
 import itertools
+import logging
 import platform
 import warnings
 from collections import Counter
@@ -58,6 +59,9 @@ from .model import Model
 from .prediction import right
 from .settings import SELECTION_GRID, WEIGHT_FROM, WEIGHT_GRID, TrainingSettings
 from .workers import default_jobs, run_all
+
+# What training is doing, a stage at a time (the command line shows it on a terminal).
+log = logging.getLogger("tagger.training")
 
 # Cross-validation: leave-one-out up to this many labelled abstracts, stratified k-fold above.
 LEAVE_ONE_OUT_MAX = 100
@@ -151,6 +155,12 @@ def out_of_fold_scores(
     jobs = 1 if scheme == "leave-one-out" else default_jobs()
     known = [dict(enumerate(first_fold))] if first_fold else []
     tasks = [(candidates, groups, train, test) for train, test in splits[len(known) :]]
+    log.info(
+        "cross-validating %s on %s labelled abstracts of %s areas (%s): %s fold(s) on %s process(es)",
+        "settings" if len(candidates) == 1 else f"{len(candidates)} candidate settings",
+        f"{len(training_set.labels):,}", f"{len(training_set.slugs):,}", scheme, len(tasks),
+        min(jobs, len(tasks)),
+    )  # fmt: skip
     with _one_blas_thread():
         results = known + run_all(_fold_task, training_set, tasks, jobs)
     n = len(training_set.labels)
@@ -215,7 +225,7 @@ def _fold_scores(
     ]
     scores: dict[int, tuple[Scores, Scores]] = {}
     for members in groups:
-        vectorizer = _vectorizer(candidates[members[0]])
+        vectorizer = _vectorizer(candidates[members[0]], len(training_set.slugs))
         texts, areas, _ = documents(fold, candidates[members[0]])
         with _words_to_learn_from(training_set):
             train_matrix = vectorizer.fit_transform(texts)
@@ -366,6 +376,7 @@ def successive_halving(
         return {}, {}
     train_index, test_index = splits[0]
     tasks = [(candidates, [group], train_index, test_index) for group in _feature_groups(candidates).values()]
+    log.info("narrowing %s candidate settings down on one fold", len(candidates))
     with _one_blas_thread():
         parts = run_all(_fold_task, training_set, tasks, default_jobs())
     scores = {i: both for part in parts for i, both in part.items()}
@@ -645,6 +656,11 @@ def train(
     if new := [position[i] for i in new_since(training_set, since) if i in position]:
         figures = NewLabels(len(new), round(float(validation.correct[new].mean()), 4))
         validation = replace(validation, evaluation=replace(validation.evaluation, new_labels=figures))
+    log.info(
+        "fitting the model on %s labelled abstracts of %s areas",
+        f"{len(training_set.texts):,}",
+        f"{len(training_set.slugs):,}",
+    )
     pipeline = fit_pipeline(training_set, validation.settings)
     n_features = len(pipeline.named_steps["tfidf"].vocabulary_)
     return export(pipeline, model_card(training_set, validation, n_features, record))

@@ -30,7 +30,7 @@ from multiprocessing.connection import Connection
 
 import numpy as np
 
-from .errors import WorkerError
+from .errors import TaggerError, WorkerError
 
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when the thread that forked it ends
 STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # the signals that stop a run
@@ -61,17 +61,20 @@ class Pool:
     answer, and ``stop`` ends them all."""
 
     workers: list[Worker] = field(default_factory=list)
+    job: str = "tagging"  # what the workers do, as errors name it
 
     @classmethod
-    def start(cls, payload, size: int, *, fork: bool, work: Callable | None = None) -> Pool:
+    def start(
+        cls, payload, size: int, *, fork: bool, work: Callable | None = None, job: str = "tagging"
+    ) -> Pool:
         """``size`` workers holding ``payload``, forked or spawned, started now, each
         answering a task with ``work(payload, task)`` (a module-level function; by default
-        the calibrated probabilities of a model's texts)."""
+        the calibrated probabilities of a model's texts). ``job``: what they do, for errors."""
         work = work or probabilities
         import multiprocessing
 
         context = multiprocessing.get_context("fork" if fork else "spawn")
-        pool = cls()
+        pool = cls(job=job)
         if fork:
             for stream in (sys.stdout, sys.stderr):  # else a worker could write their buffers again
                 if stream is not None:
@@ -119,12 +122,21 @@ class Pool:
             kind, value = worker.pipe.recv()
         except (EOFError, OSError):
             raise WorkerError(
-                f"a tagging worker process stopped before it finished{self._how_ended(worker)}",
-                fix="Run again; --jobs 1 tags in this process alone.",
+                f"a {self.job} worker process stopped before it finished{self._how_ended(worker)}",
+                fix="Run again"
+                + ("; --jobs 1 tags in this process alone." if self.job == "tagging" else "."),
             ) from None
         worker.pending -= 1
+        if kind == "raise":  # an error the user can fix, as the work raised it
+            raise value
+        if kind == "memory":
+            raise WorkerError(
+                f"a {self.job} worker process ran out of memory ({value})",
+                fix="Close other programs or use a machine with more memory"
+                + ("; --jobs 1 holds one copy of the model." if self.job == "tagging" else "."),
+            )
         if kind != "ok":
-            raise WorkerError(f"a tagging worker process failed: {value}", fix="Run again with --jobs 1.")
+            raise WorkerError(f"a {self.job} worker process failed: {value}", fix="Run again with --jobs 1.")
         return value
 
     def map(self, tasks: Iterable) -> list:
@@ -178,13 +190,13 @@ def _kill(process) -> None:
             process.kill()
 
 
-def run_all(work: Callable, payload, tasks: list, jobs: int) -> list:
+def run_all(work: Callable, payload, tasks: list, jobs: int, job: str = "training") -> list:
     """``work(payload, task)`` of every task, in order, on ``jobs`` worker processes (in this
     process when ``jobs`` is 1 or there is one task), which end with this process however it
-    ends: a killed ``tagger train`` leaves no worker behind."""
+    ends: a killed ``tagger train`` leaves no worker behind. ``job``: what they do, for errors."""
     if jobs <= 1 or len(tasks) <= 1:
         return [work(payload, task) for task in tasks]
-    pool = Pool.start(payload, min(jobs, len(tasks)), fork=can_fork(), work=work)
+    pool = Pool.start(payload, min(jobs, len(tasks)), fork=can_fork(), work=work, job=job)
     done = False
     try:
         answers = pool.map(tasks)
@@ -249,6 +261,10 @@ def _serve(
     while (task := inbox.get()) is not None:
         try:
             answer = ("ok", work(payload, task))
+        except TaggerError as error:  # raised again in the main process, as it is
+            answer = ("raise", error)
+        except MemoryError as error:
+            answer = ("memory", str(error) or "MemoryError")
         except Exception as error:  # a bug: said in the main process, which stops the run
             answer = ("error", f"{type(error).__name__}: {error}")
         try:

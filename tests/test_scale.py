@@ -201,6 +201,26 @@ def test_a_progress_bar_on_a_terminal_unless_quiet(capsys, big_pile, monkeypatch
     assert "B/s" not in sys.stderr.getvalue()
 
 
+def test_training_says_each_stage_on_a_terminal(monkeypatch, tmp_path):
+    """A train of minutes is not silent on a terminal: a line a stage (2,000 areas were 15
+    minutes without a word); nothing when stderr is a file."""
+    rows = [
+        ("We prove a regret bound for bandits with delayed feedback.", "theory"),
+        ("A quadruped robot learns to climb stairs from camera images.", "robotics"),
+    ]
+    data = tmp_path / "mine.csv"
+    texts = [f"{text} Variant {i} of study {i * 7}." for i in range(12) for text, _ in rows]
+    labels = [area for _ in range(12) for _, area in rows]
+    data.write_text("abstract,area\n" + "".join(f'"{t}",{a}\n' for t, a in zip(texts, labels)))
+    for terminal, expected in ((FakeTerminal(), True), (io.StringIO(), False)):
+        monkeypatch.setattr(sys, "stderr", terminal)
+        assert main(["train", "--data", str(data), "--model", str(tmp_path / "m")]) == 0
+        said = terminal.getvalue()
+        stages = ("cross-validating settings on 24 labelled abstracts of 2 areas", "fitting the model on 24")
+        assert all(stage in said for stage in stages) is expected, said
+        assert "trained on 24 labelled abstracts" in said
+
+
 def test_jobs_must_be_positive(capsys, big_pile):
     status, _, err = run(capsys, "predict", big_pile, "--jobs", "-2")
     assert status == 1 and err.startswith("tagger: --jobs '-2' is not valid")
@@ -339,3 +359,58 @@ def test_workers_die_with_their_parent_and_let_the_pipe_close(tmp_path):
         os.kill(pid, signal.SIGKILL)
     process.wait()
     assert closed and not left
+
+
+@pytest.mark.slow  # a minute: five folds and a fit of 1,000 areas
+def test_a_taxonomy_of_a_thousand_areas_trains_with_its_weights_bounded():
+    """One weight per area and feature, and the fit holds some twenty-five copies of them:
+    2,000 areas with every word and word pair of 40,000 abstracts never ended (6.7 GB after
+    15 minutes). The vocabulary is cut to the most frequent COEFFICIENTS_MAX // areas
+    features; the areas are still told apart by their own words."""
+    import random
+
+    import tagger
+    from tagger.fitting import COEFFICIENTS_MAX
+
+    rng = random.Random(0)
+    common = [f"common{i}" for i in range(300)]
+    areas = [f"area{k:04d}" for k in range(1_000)]
+    own = {area: [f"w{k}x{j}" for j in range(14)] for k, area in enumerate(areas)}  # 14,000 words
+    texts, labels = [], []
+    for area in areas:
+        for _ in range(3):
+            words = rng.sample(own[area], 8) + rng.sample(common, 12)
+            rng.shuffle(words)
+            texts.append(" ".join(words))
+            labels.append(area)
+    settings = tagger.TrainingSettings(ngram_max=1, abstract_weight=1.0)
+    model = tagger.train(texts, labels, settings=settings)
+    assert len(model.areas) == 1_000
+    assert model.card.n_features * len(model.areas) <= COEFFICIENTS_MAX
+    [seen] = tagger.predict([" ".join(own["area0007"][:6])], model=model)
+    assert seen.area == "area0007"
+
+
+def _refuse(payload, task):
+    from tagger.errors import LabelError
+
+    if task == 1:
+        raise LabelError("too few labelled texts have a word to learn from", where="mine.csv")
+    if task == 2:
+        raise MemoryError("Unable to allocate 31.9 GiB for an array")
+    return payload + task
+
+
+def test_a_training_worker_says_what_went_wrong_as_training():
+    """A fold's error the user can fix comes out as that error (not "a tagging worker
+    failed: LabelError: ..."), and a worker out of memory says so and what to do."""
+    from tagger.errors import LabelError, WorkerError
+    from tagger.workers import run_all
+
+    assert run_all(_refuse, 10, [0, 3], jobs=2) == [10, 13]
+    with pytest.raises(LabelError, match=r"^mine\.csv: too few labelled texts"):
+        run_all(_refuse, 10, [0, 1], jobs=2)
+    with pytest.raises(WorkerError) as error:
+        run_all(_refuse, 10, [0, 2], jobs=2)
+    assert "a training worker process ran out of memory (Unable to allocate 31.9 GiB" in str(error.value)
+    assert "--jobs" not in str(error.value) and "tagging" not in str(error.value)
