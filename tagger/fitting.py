@@ -59,9 +59,11 @@ def _label_weights(labels: tuple[str, ...], settings: TrainingSettings, scale: f
 
 # The classifier holds one weight per area and feature, and its fit (L-BFGS) some twenty-five
 # copies of them: a taxonomy of many areas keeps at most COEFFICIENTS_MAX // areas features,
-# the most frequent (2,000 areas: 10,000 features; a fit of 40,000 abstracts then takes about
-# 2.5 GB, where the whole vocabulary took 5.3 GB, or 30 GB with word pairs). A taxonomy of
-# up to a few hundred areas keeps its whole vocabulary.
+# the most frequent. 2,000 areas: 5,000 features; `tagger train --data` on 40,000 preprints
+# in 2,000 areas then ends in about 7 minutes at 5.8 GB (a plain fit of their whole
+# vocabulary of single words took 5.3 GB, and with word pairs the fit asked for 32 GB at 500
+# areas; tests/benchmarks/bench_limits.py --cases 8). A taxonomy of up to a few hundred
+# areas keeps its whole vocabulary.
 COEFFICIENTS_MAX = 10_000_000
 
 

@@ -225,6 +225,7 @@ def _parquet_chunks(path: str, rows: int):
 
     with pq.ParquetFile(path) as parquet:
         for batch in parquet.iter_batches(batch_size=rows):
+            batch.validate(full=True)  # text that is not UTF-8: ArrowInvalid (a ValueError), said
             yield batch.to_pandas()
         if parquet.metadata.num_rows == 0:
             yield parquet.schema_arrow.empty_table().to_pandas()

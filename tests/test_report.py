@@ -303,3 +303,26 @@ def test_a_mutated_tags_file_is_reported_or_one_clear_error(
     status, _, err = run(capsys, "report", path, "-o", folder / "r.html")
     assert status in (0, 2), err
     assert "internal error" not in err and (status == 0 or err.count("\n") == 1)
+
+
+def test_a_parquet_tags_file_with_text_that_is_not_utf8_is_a_clear_error(capsys, tmp_path):
+    """(Found by tests/benchmarks/fuzz_report.py: an internal error in 1 of 1,500 files.)"""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ids = pa.array([b"a1", b"bad \xff\xfe id"], type=pa.binary()).view(pa.string())
+    table = pa.table(
+        {
+            "source": ["p.jsonl", "p.jsonl"],
+            "position": [1, 2],
+            "id": ids,
+            "area": ["vision", "rl"],
+            "confidence": [0.9, 0.5],
+            "runner_up": ["rl", "vision"],
+            "runner_up_confidence": [0.05, 0.4],
+            "needs_review": [False, True],
+        }
+    )
+    pq.write_table(table, tmp_path / "tags.parquet")
+    status, _, err = run(capsys, "report", tmp_path / "tags.parquet", "-o", tmp_path / "r.html")
+    assert status == 2 and "tags.parquet: unreadable" in err and "Invalid UTF8" in err, err
