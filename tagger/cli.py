@@ -567,7 +567,7 @@ def _stages():
 
 
 @contextlib.contextmanager
-def _progress(args: argparse.Namespace, report: reading.ReadReport):
+def _progress(args: argparse.Namespace, report: reading.ReadReport, delay: float = PROGRESS_DELAY):
     """A progress bar over the bytes read, on stderr, shown after a second; none with --quiet,
     when stderr is not a terminal, or on stdin (no size known)."""
     sizes = [Path(p) for p in args.paths]
@@ -580,9 +580,7 @@ def _progress(args: argparse.Namespace, report: reading.ReadReport):
     total = sum(
         f.stat().st_size for p in sizes for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file()
     )
-    with tqdm(
-        total=total, unit="B", unit_scale=True, delay=PROGRESS_DELAY, file=sys.stderr, leave=False
-    ) as bar:
+    with tqdm(total=total, unit="B", unit_scale=True, delay=delay, file=sys.stderr, leave=False) as bar:
         seen = 0
 
         def update() -> None:

@@ -14,6 +14,7 @@ from .errors import TaggerError
 from .evaluate import compare
 from .labels import TrainingSet
 from .model import Model
+from .plan import PLAN, Plan
 
 
 @dataclass(frozen=True)
@@ -49,14 +50,16 @@ def retrain(
     *,
     unlabelled: list[str] | None = None,
     search: bool = False,
+    plan: Plan = PLAN,
 ) -> Retrained:
     """Train on ``training_set`` (with the pile ``unlabelled``), keeping the settings the
     model in ``folder`` chose unless ``search``; save the new model there; compare it with
-    the old one, on its figures and on how many of ``texts`` change area."""
+    the old one, on its figures and on how many of ``texts`` change area. ``plan``: how the
+    settings are chosen (:class:`tagger.plan.Plan`)."""
     previous = previous_model(folder)
     reuse = previous.card if previous is not None and not search else None
     since = previous.card if previous else None
-    model = training.train(training_set, unlabelled=unlabelled, previous=reuse, since=since)
+    model = training.train(training_set, unlabelled=unlabelled, previous=reuse, since=since, plan=plan)
     model.save(folder)
     old_areas = (
         [p.area for p in previous.predict(texts)] if previous and previous.areas == model.areas else []

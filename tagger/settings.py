@@ -10,26 +10,6 @@ from .checks import number
 from .errors import UsageError
 from .features import TextAnalyzer
 
-# With enough labelled abstracts, training chooses among these values by cross-validation
-# (see tagger.training); the names are fields of TrainingSettings. sublinear_tf and
-# balance_areas are not searched: on the development abstracts' two real taxonomies (11 areas
-# by our mapping, 105 conference categories), the best candidate without sublinear TF was
-# never better than the best with it by more than the selection's tolerance, and the best
-# without balanced areas was 0.04 to 0.12 macro-F1 worse (the 40-candidate search,
-# tests/benchmarks/bench_speed.py --abstracts DEV --full-search); leaving them out makes the
-# search four times cheaper.
-SELECTION_GRID: dict[str, tuple] = {
-    "C": (0.3, 1.0, 3.0, 10.0, 30.0),
-    "ngram_max": (1, 2),
-}
-
-# With labelled abstracts and area descriptions, training chooses how much the labels weigh
-# against the descriptions among these, by cross-validation on the labels (from WEIGHT_FROM
-# labelled abstracts on): labels of the user's own pile deserve more weight than labels of
-# abstracts unlike it.
-WEIGHT_GRID: dict[str, tuple] = {"abstract_weight": (0.01, 0.03, 0.1, 0.3, 1.0)}
-WEIGHT_FROM = 10
-
 # The fields that decide which features come out of a text (the rest fit the classifier).
 FEATURE_FIELDS = ("ngram_max", "sublinear_tf", "min_df")
 

@@ -3,8 +3,9 @@ on cross-validated scores (see :mod:`tagger.calibration`), exported as a numpy :
 
 Training is a short pipeline::
 
-    settings (given, or chosen by cross-validation: the label weight always, the rest
-              from SELECT_FROM labelled abstracts on: choose_settings)
+    settings (given, or chosen by cross-validation as the plan says, tagger.plan: the label
+              weight always, the rest from Plan.select_from labelled abstracts on:
+              choose_settings)
       -> out-of-fold scores of the labelled abstracts      (out_of_fold_scores)
       -> temperature, figures, review threshold            (calibrate)
       -> one fit on everything                             (fit_pipeline)
@@ -56,35 +57,21 @@ from .features import TextAnalyzer, evidence
 from .fitting import _classifier, _one_blas_thread, _vectorizer, _words_to_learn_from, documents, fit_pipeline
 from .labels import Area, TrainingSet
 from .model import Model
+from .plan import PLAN, Plan
 from .prediction import right
-from .settings import SELECTION_GRID, WEIGHT_FROM, WEIGHT_GRID, TrainingSettings
+from .settings import TrainingSettings
 from .workers import default_jobs, run_all
 
 # What training is doing, a stage at a time (the command line shows it on a terminal).
 log = logging.getLogger("tagger.training")
 
-# Cross-validation: leave-one-out up to this many labelled abstracts, stratified k-fold above.
-LEAVE_ONE_OUT_MAX = 100
 # With a pile, cross-validation chooses the pseudo-labels again in each fold from the fold's
 # hand labels alone: chosen with every hand label, they would carry each held-out label back.
 PER_FOLD_PSEUDO_LABELS = "pseudo-labels chosen inside each fold"
-FOLDS = 5
-RANDOM_STATE = 0
-# From this many labelled abstracts on, settings are chosen by cross-validated macro-F1, on a
-# stratified sample of at most SELECTION_SAMPLE of them (the choice is stable by then, and the
-# search stays minutes, not hours, on large corpora).
-SELECT_FROM = 200
-SELECTION_SAMPLE = 5000
-# Macro-F1 differences smaller than this are noise; among settings that close to the best,
-# the one whose calibrated probabilities fit the labels best (least log loss) is chosen.
-SELECTION_TOLERANCE = 0.01
-LOG_LOSS_TOLERANCE = 0.01
 CALIBRATION_METHOD = (
     "temperature scaling with evidence shrinkage, on cross-validated scores of whole and cut-short "
     "abstracts, then top-label Platt scaling of the top area's probability, on the whole abstracts"
 )
-# At most this many held-out abstracts are also scored cut short (for the evidence scale).
-PROBES_MAX = 2000
 
 
 def linear_weights(classifier, slugs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -118,22 +105,22 @@ class OutOfFold:
     probe_rows: np.ndarray
 
 
-def folds(training_set: TrainingSet) -> tuple[str, list[tuple[np.ndarray, np.ndarray]]]:
+def folds(training_set: TrainingSet, plan: Plan = PLAN) -> tuple[str, list[tuple[np.ndarray, np.ndarray]]]:
     """The cross-validation scheme's name and its splits of the labelled abstracts."""
     from sklearn.model_selection import KFold, LeaveOneOut, StratifiedKFold
 
     n = len(training_set.labels)
-    if n <= LEAVE_ONE_OUT_MAX and not training_set.pile:
+    if n <= plan.leave_one_out_max and not training_set.pile:
         splitter, scheme = LeaveOneOut(), "leave-one-out"
     else:  # (with a pile, each fold self-trains: k folds, not n)
-        k = min(FOLDS, n)
+        k = min(plan.folds, n)
         if max(Counter(training_set.labels).values()) >= k:
             splitter, scheme = (
-                StratifiedKFold(k, shuffle=True, random_state=RANDOM_STATE),
+                StratifiedKFold(k, shuffle=True, random_state=plan.random_state),
                 f"stratified {k}-fold",
             )
         else:  # too few of every area to stratify (a handful of labels)
-            splitter, scheme = KFold(k, shuffle=True, random_state=RANDOM_STATE), f"{k}-fold"
+            splitter, scheme = KFold(k, shuffle=True, random_state=plan.random_state), f"{k}-fold"
     if training_set.pile:
         scheme += f" ({PER_FOLD_PSEUDO_LABELS})"
     with warnings.catch_warnings():
@@ -145,16 +132,17 @@ def out_of_fold_scores(
     training_set: TrainingSet,
     candidates: list[TrainingSettings],
     first_fold: list[tuple[Scores, Scores]] | None = None,
+    plan: Plan = PLAN,
 ) -> list[OutOfFold]:
     """Each candidate setting's out-of-fold scores (``first_fold``: the candidates' scores
     on the first fold, already computed). Area descriptions stay in every training fold.
     Candidates with the same feature settings share one TF-IDF fit per fold; k folds run on
     all cores (leave-one-out's many tiny fits run in this process)."""
-    scheme, splits = folds(training_set)
+    scheme, splits = folds(training_set, plan)
     groups = list(_feature_groups(candidates).values())
     jobs = 1 if scheme == "leave-one-out" else default_jobs()
     known = [dict(enumerate(first_fold))] if first_fold else []
-    tasks = [(candidates, groups, train, test) for train, test in splits[len(known) :]]
+    tasks = [(candidates, groups, train, test, plan.probes_max) for train, test in splits[len(known) :]]
     log.info(
         "cross-validating %s on %s labelled abstracts of %s areas (%s): %s fold(s) on %s process(es)",
         "settings" if len(candidates) == 1 else f"{len(candidates)} candidate settings",
@@ -169,16 +157,16 @@ def out_of_fold_scores(
         held_out = Scores.stack([fold[i][0] for fold in results])
         order = np.argsort(np.concatenate([test_index for _, test_index in splits]), kind="stable")
         probes = Scores.stack([fold[i][1] for fold in results])
-        probe_rows = np.concatenate([_probed(test_index, n) for _, test_index in splits])
+        probe_rows = np.concatenate([_probed(test_index, n, plan.probes_max) for _, test_index in splits])
         probe_rows = np.repeat(probe_rows, len(PROBE_WORDS))
         result.append(OutOfFold(scheme, held_out.take(order), probes, probe_rows))
     return result
 
 
-def _probed(test_index: np.ndarray, n: int) -> np.ndarray:
-    """The held-out abstracts that are also scored cut short (every one up to PROBES_MAX
+def _probed(test_index: np.ndarray, n: int, most: int) -> np.ndarray:
+    """The held-out abstracts that are also scored cut short (every one up to ``most``
     labelled abstracts, an even spread above)."""
-    step = -(-n // PROBES_MAX)
+    step = -(-n // most)
     return test_index[test_index % step == 0]
 
 
@@ -198,7 +186,7 @@ def _feature_groups(candidates: list[TrainingSettings]) -> dict[str, list[int]]:
 
 def _fold_task(training_set: TrainingSet, task: tuple) -> dict[int, tuple[Scores, Scores]]:
     """A worker's work (see :func:`tagger.workers.run_all`): :func:`_fold_scores` of one
-    fold, ``task`` being (candidates, groups, train index, test index)."""
+    fold, ``task`` being (candidates, groups, train index, test index, most probes)."""
     with _one_blas_thread():
         return _fold_scores(training_set, *task)
 
@@ -209,6 +197,7 @@ def _fold_scores(
     groups: list[list[int]],
     train_index: np.ndarray,
     test_index: np.ndarray,
+    probes_max: int,
 ) -> dict[int, tuple[Scores, Scores]]:
     """The scores of the candidates in ``groups`` (by index) for the held-out abstracts of
     one fold, whole and cut short."""
@@ -220,7 +209,7 @@ def _fold_scores(
     held_out = [training_set.texts[i] for i in test_index]
     probes = [
         short
-        for i in _probed(test_index, len(training_set.labels))
+        for i in _probed(test_index, len(training_set.labels), probes_max)
         for short in _cut_short(training_set.texts[i])
     ]
     scores: dict[int, tuple[Scores, Scores]] = {}
@@ -260,20 +249,14 @@ def _macro_f1(scores: Scores, truth: np.ndarray) -> float:
     )
 
 
-# A candidate's macro-F1 is within noise of the best's when the gap is at most NOISE_SPAN
-# standard errors of the gap (paired bootstrap over the labelled abstracts, NOISE_DRAWS
-# draws); among those, the least log loss (a proper score, far less noisy) decides.
-NOISE_DRAWS = 200
-NOISE_SPAN = 2.0
-NOISE_CRITERION = f"within {NOISE_SPAN:g} bootstrap standard errors of the gap"
-
-
-def _macro_f1_gap_noise(truth: np.ndarray, predicted: dict[int, np.ndarray], top: int) -> dict[int, float]:
+def _macro_f1_gap_noise(
+    truth: np.ndarray, predicted: dict[int, np.ndarray], top: int, plan: Plan
+) -> dict[int, float]:
     """For each candidate's out-of-fold predictions, the standard error of its macro-F1 gap
     to candidate ``top``'s, by a paired bootstrap of the labelled abstracts."""
     n, k = len(truth), int(max(truth.max(), *(p.max() for p in predicted.values()))) + 1
     present = np.unique(truth)
-    draws = np.random.default_rng(RANDOM_STATE).multinomial(n, np.full(n, 1 / n), size=NOISE_DRAWS)
+    draws = np.random.default_rng(plan.random_state).multinomial(n, np.full(n, 1 / n), size=plan.noise_draws)
     draws = draws.astype(np.float64)
     truth_counts = draws @ np.eye(k)[truth]
 
@@ -288,36 +271,39 @@ def _macro_f1_gap_noise(truth: np.ndarray, predicted: dict[int, np.ndarray], top
 
 
 def select_settings(
-    training_set: TrainingSet,
-    base: TrainingSettings | None = None,
-    grid_values: dict | None = None,
-    halving: bool = True,
+    training_set: TrainingSet, base: TrainingSettings | None = None, plan: Plan = PLAN
 ) -> tuple[TrainingSettings, SettingsSelection, OutOfFold]:
-    """The point of ``grid_values`` (default :data:`SELECTION_GRID`; applied to ``base``)
-    with the best cross-validated macro-F1 (within :data:`SELECTION_TOLERANCE`, the one with
-    the least calibrated log loss; ``base`` itself when it is within both tolerances), how it
-    was chosen, and its out-of-fold scores. With k folds, the candidates are first narrowed
-    down on one fold (:func:`successive_halving`; ``halving=False``: every one is
-    cross-validated in full, as the benchmark does to check the narrowing); the last ones are
-    cross-validated in full."""
-    grid_values = grid_values or SELECTION_GRID
+    """The point of the plan's grid (applied to ``base``) with the best cross-validated
+    macro-F1 (within the plan's tolerances, the one with the least calibrated log loss;
+    ``base`` itself when it is within both), how it was chosen, and its out-of-fold scores.
+    With k folds, the candidates are first narrowed down on one fold
+    (:func:`successive_halving`; without the plan's ``halving``: every one is cross-validated
+    in full, as the benchmark does to check the narrowing); the last ones are cross-validated
+    in full."""
+    grid_values = dict(plan.grid)
     base = base or TrainingSettings()
     grid = [dict(zip(grid_values, values)) for values in itertools.product(*grid_values.values())]
     candidates = [replace(base, **point) for point in grid]
     truth = training_set.label_indices()
-    first_fold, fold_scores = successive_halving(training_set, candidates, truth) if halving else ({}, {})
-    keep = max(HALVING_KEEP, -(-len(candidates) // HALVING_SHARE))
+    first_fold, fold_scores = (
+        successive_halving(training_set, candidates, truth, plan) if plan.halving else ({}, {})
+    )
+    keep = max(plan.halving_keep, -(-len(candidates) // plan.halving_share))
     ranked = sorted(first_fold, key=lambda i: -first_fold[i])  # stable: grid order among equals
     finalists = sorted(ranked[:keep]) if first_fold else list(range(len(candidates)))
     known = [fold_scores[i] for i in finalists] if first_fold else None
-    scored = out_of_fold_scores(training_set, [candidates[i] for i in finalists], known)
+    scored = out_of_fold_scores(training_set, [candidates[i] for i in finalists], known, plan)
     results = dict(zip(finalists, scored))
     f1 = {i: _macro_f1(results[i].scores, truth) for i in finalists}
     losses = {i: _calibrated_losses(results[i].scores, truth) for i in finalists}
     mean_loss = {i: float(losses[i].mean()) for i in finalists}
     top = max(finalists, key=lambda i: f1[i])
-    noise = _macro_f1_gap_noise(truth, {i: results[i].scores.raw.argmax(axis=1) for i in finalists}, top)
-    near_best = [i for i in finalists if f1[i] >= f1[top] - max(SELECTION_TOLERANCE, NOISE_SPAN * noise[i])]
+    noise = _macro_f1_gap_noise(
+        truth, {i: results[i].scores.raw.argmax(axis=1) for i in finalists}, top, plan
+    )
+    near_best = [
+        i for i in finalists if f1[i] >= f1[top] - max(plan.selection_tolerance, plan.noise_span * noise[i])
+    ]
     best = min(near_best, key=lambda i: mean_loss[i])
     # Differences within the tolerances or the noise: then the settings we start from stay.
     unchanged = [
@@ -325,13 +311,15 @@ def select_settings(
         for i in near_best
         if candidates[i] == base
         and mean_loss[i] - mean_loss[best]
-        <= max(LOG_LOSS_TOLERANCE, NOISE_SPAN * np.std(losses[i] - losses[best]) / np.sqrt(len(truth)))
+        <= max(
+            plan.log_loss_tolerance, plan.noise_span * np.std(losses[i] - losses[best]) / np.sqrt(len(truth))
+        )
     ]
     best = unchanged[0] if unchanged else best
     selection = SettingsSelection(
         scheme=results[best].scheme,
-        criterion=f"macro_f1 (within {SELECTION_TOLERANCE} or {NOISE_CRITERION}: least calibrated log loss)"
-        + (f"; {HALVING_CRITERION}" if first_fold else ""),
+        criterion=f"macro_f1 (within {plan.selection_tolerance} or {plan.noise_criterion}: least calibrated "
+        "log loss)" + (f"; {plan.halving_criterion}" if first_fold else ""),
         grid=tuple(
             {
                 **point,
@@ -352,30 +340,21 @@ def select_settings(
     return candidates[best], selection, results[best]
 
 
-# Successive halving: the candidates are fitted on the first fold's training abstracts and
-# scored on its held-out ones; the best fifth by macro-F1 (at least HALVING_KEEP) go on to
-# be cross-validated on the other folds too. Only from HALVING_FROM labelled abstracts on:
-# below, one fold's macro-F1 is too noisy to narrow on (on 363 labelled abstracts, settings
-# within 0.01 of each other in full cross-validation differed by up to 0.08 on the first fold),
-# and a full search is seconds anyway.
-HALVING_FROM = 1000
-HALVING_KEEP = 2
-HALVING_SHARE = 5
-HALVING_CRITERION = "the best fifth by macro-F1 on the first fold cross-validated in full"
-
-
 def successive_halving(
-    training_set: TrainingSet, candidates: list[TrainingSettings], truth: np.ndarray
+    training_set: TrainingSet, candidates: list[TrainingSettings], truth: np.ndarray, plan: Plan = PLAN
 ) -> tuple[dict[int, float], dict[int, tuple[Scores, Scores]]]:
     """Each candidate's macro-F1 on the first fold (fitted on its training abstracts, scored
     on its held-out ones), by index, and its scores there (kept for the full
     cross-validation); empty with leave-one-out (one abstract cannot tell candidates apart,
     and the fits are small anyway) or with too few candidates to narrow."""
-    scheme, splits = folds(training_set)
-    if scheme == "leave-one-out" or len(candidates) <= HALVING_KEEP or len(truth) < HALVING_FROM:
+    scheme, splits = folds(training_set, plan)
+    if scheme == "leave-one-out" or len(candidates) <= plan.halving_keep or len(truth) < plan.halving_from:
         return {}, {}
     train_index, test_index = splits[0]
-    tasks = [(candidates, [group], train_index, test_index) for group in _feature_groups(candidates).values()]
+    tasks = [
+        (candidates, [group], train_index, test_index, plan.probes_max)
+        for group in _feature_groups(candidates).values()
+    ]
     log.info("narrowing %s candidate settings down on one fold", len(candidates))
     with _one_blas_thread():
         parts = run_all(_fold_task, training_set, tasks, default_jobs())
@@ -455,17 +434,11 @@ def calibrate(
     return CrossValidation(settings, selection, calibration, probabilities, correct, evaluation, review)
 
 
-# A retrain keeps the settings its previous model chose, without a new search, while the
-# labels changed little: the same areas, and labelled abstracts added, removed or moved
-# between areas adding up to at most this share of the previous model's.
-REUSE_CHANGE = 0.2
-
-
 def reusable_settings(
-    training_set: TrainingSet, previous: ModelCard | None
+    training_set: TrainingSet, previous: ModelCard | None, plan: Plan = PLAN
 ) -> tuple[TrainingSettings, SettingsSelection] | None:
     """The settings ``previous`` (the card of the model being replaced) chose by a search,
-    with how, when the labels changed little since (see :data:`REUSE_CHANGE`): labelled
+    with how, when the labels changed little since (the plan's ``reuse_change``): labelled
     texts added, removed, or given another area, compared text by text."""
     if previous is None or previous.settings_selection is None or previous.slugs != training_set.slugs:
         return None
@@ -475,34 +448,37 @@ def reusable_settings(
     now = training_set.label_digests()
     changed = len(before.keys() ^ now.keys()) + sum(before[k] != now[k] for k in before.keys() & now.keys())
     total = len(before)
-    if not total or changed > REUSE_CHANGE * total:
+    if not total or changed > plan.reuse_change * total:
         return None
-    why = f"{changed} labelled abstracts changed of {total}, within {REUSE_CHANGE:.0%}"
+    why = f"{changed} labelled abstracts changed of {total}, within {plan.reuse_change:.0%}"
     return previous.settings, replace(previous.settings_selection, reused=why)
 
 
 def choose_settings(
-    training_set: TrainingSet, settings: TrainingSettings | None = None, previous: ModelCard | None = None
+    training_set: TrainingSet,
+    settings: TrainingSettings | None = None,
+    previous: ModelCard | None = None,
+    plan: Plan = PLAN,
 ) -> tuple[TrainingSettings, SettingsSelection | None]:
     """The settings to train with: ``settings``; without them, those of the ``previous``
     model's search when the labels changed little (:func:`reusable_settings`); else the
-    defaults, or the best of :data:`SELECTION_GRID` from :data:`SELECT_FROM` labelled
-    abstracts on (with how they were chosen). The search's own out-of-fold scores are not
+    defaults, or the best of the plan's grid from its ``select_from`` labelled abstracts on
+    (with how they were chosen). The search's own out-of-fold scores are not
     the figures: its fits start from one another (warm starts), and the figures are those of
     the chosen settings cross-validated afresh, as ``tagger evaluate`` computes them."""
     if settings is not None:
         return settings, None
-    if (reused := reusable_settings(training_set, previous)) is not None:
+    if (reused := reusable_settings(training_set, previous, plan)) is not None:
         return reused
-    sample = _stratified_sample(training_set, SELECTION_SAMPLE)
+    sample = _stratified_sample(training_set, plan.selection_sample, plan.random_state)
     grid: dict[str, tuple] = {}
-    if len(training_set.labels) >= SELECT_FROM:
-        grid.update(SELECTION_GRID)
-    if training_set.use_descriptions and len(training_set.labels) >= WEIGHT_FROM:
-        grid.update(WEIGHT_GRID)
+    if len(training_set.labels) >= plan.select_from:
+        grid.update(plan.grid)
+    if training_set.use_descriptions and len(training_set.labels) >= plan.weight_from:
+        grid.update(plan.weight_grid)
     if not grid:
         return TrainingSettings(), None
-    chosen, selection, _ = select_settings(sample, TrainingSettings(), grid)
+    chosen, selection, _ = select_settings(sample, TrainingSettings(), plan.with_grid(grid))
     return chosen, selection
 
 
@@ -563,6 +539,7 @@ def cross_validate(
     rows: np.ndarray | None = None,
     left_out: tuple[str, ...] = (),
     selection: SettingsSelection | None = None,
+    plan: Plan = PLAN,
 ) -> CrossValidation:
     """Cross-validate ``settings`` (see :func:`choose_settings`; ``selection``: how given
     ``settings`` were chosen), calibrated, on the labelled abstracts :func:`measurable` keeps
@@ -570,16 +547,16 @@ def cross_validate(
     if rows is None:
         rows, left_out = measurable(training_set)
     measured = training_set.subset(rows) if left_out else training_set
-    settings, chosen = choose_settings(measured, settings, previous)
+    settings, chosen = choose_settings(measured, settings, previous, plan)
     selection = chosen or selection
-    [out_of_fold] = out_of_fold_scores(measured, [settings])
+    [out_of_fold] = out_of_fold_scores(measured, [settings], plan=plan)
     validation = calibrate(measured, settings, out_of_fold, selection)
     if left_out:
         validation = replace(validation, evaluation=replace(validation.evaluation, left_out=left_out))
     return replace(validation, rows=rows)
 
 
-def _stratified_sample(training_set: TrainingSet, size: int) -> TrainingSet:
+def _stratified_sample(training_set: TrainingSet, size: int, random_state: int) -> TrainingSet:
     """A stratified random sample of ``size`` labelled abstracts (all of them when fewer, or
     when there are too many areas for a sample of that size to hold each)."""
     areas = len(set(training_set.labels))
@@ -590,7 +567,7 @@ def _stratified_sample(training_set: TrainingSet, size: int) -> TrainingSet:
     keep, _ = train_test_split(
         np.arange(len(training_set.labels)),
         train_size=size,
-        random_state=RANDOM_STATE,
+        random_state=random_state,
         stratify=training_set.labels,
     )
     return training_set.subset(np.sort(keep))
@@ -617,6 +594,7 @@ def validate(
     settings: TrainingSettings | None = None,
     unlabelled: list[str] | None = None,
     previous: ModelCard | None = None,
+    plan: Plan = PLAN,
 ) -> tuple[TrainingSet, CrossValidation, Unlabelled | None]:
     """What :func:`train` measures, and nothing else (``tagger evaluate`` reports it): the
     recipe cross-validated, with the arguments of :func:`train`. Returns the training set
@@ -627,10 +605,10 @@ def validate(
     if unlabelled:
         from .selftraining import self_train
 
-        settings, selection = choose_settings(training_set.subset(rows), settings, previous)
+        settings, selection = choose_settings(training_set.subset(rows), settings, previous, plan)
         training_set, record = self_train(training_set, unlabelled, settings)
     validation = cross_validate(
-        training_set, settings, previous, rows=rows, left_out=left_out, selection=selection
+        training_set, settings, previous, rows=rows, left_out=left_out, selection=selection, plan=plan
     )
     return training_set, validation, record
 
@@ -641,17 +619,18 @@ def train(
     unlabelled: list[str] | None = None,
     previous: ModelCard | None = None,
     since: ModelCard | None = None,
+    plan: Plan = PLAN,
 ) -> Model:
     """Fit a model on ``training_set``, calibrated by cross-validation, with its card.
     Without ``settings``, they are the defaults, or chosen by cross-validation when there
-    are at least :data:`SELECT_FROM` labelled abstracts. With ``unlabelled`` abstracts (the
-    pile to tag), the model learns from them too, by self-training
+    are enough labelled abstracts (``plan``: how, :class:`tagger.plan.Plan`). With
+    ``unlabelled`` abstracts (the pile to tag), the model learns from them too, by self-training
     (:mod:`tagger.selftraining`); the pseudo-labelled abstracts are in every training fold.
     ``previous``: the card of the model this one replaces, whose chosen settings are kept
     while the labels changed little (:func:`reusable_settings`). ``since``: the card of the
     model this one replaces, to say how the new model does on the labels new since then
     (:class:`NewLabels` in the card's evaluation)."""
-    training_set, validation, record = validate(training_set, settings, unlabelled, previous)
+    training_set, validation, record = validate(training_set, settings, unlabelled, previous, plan)
     position = {row: k for k, row in enumerate(validation.rows)}
     if new := [position[i] for i in new_since(training_set, since) if i in position]:
         figures = NewLabels(len(new), round(float(validation.correct[new].mean()), 4))

@@ -81,3 +81,37 @@ def test_the_check_finds_a_cycle():
 
 def test_only_the_entry_point_imports_the_command_line():
     assert [module for module, used in imports().items() if "tagger.cli" in used] == ["tagger.entry"]
+
+
+def patched_tunables(source: str) -> list[str]:
+    """The module-level constants (NAMES_IN_CAPITALS) a test's code patches with
+    ``monkeypatch.setattr``, by object and name or by dotted path."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "setattr" and node.args):
+            continue
+        named = node.args[1] if len(node.args) > 1 and isinstance(node.args[0], ast.Name) else node.args[0]
+        if isinstance(named, ast.Constant) and isinstance(named.value, str):
+            name = named.value.rsplit(".", 1)[-1]
+            if len(name) > 2 and name.isupper():
+                found.append(named.value)
+    return found
+
+
+def test_no_test_patches_a_module_level_tunable():
+    """The recipe's policy is a Plan passed in (tagger.plan), limits are tested at their real
+    values: a test that patches a module's constant tests another program than users run."""
+    found = {
+        path.name: names
+        for path in (ROOT / "tests").glob("*.py")
+        if (names := patched_tunables(path.read_text(encoding="utf-8")))
+    }
+    assert not found, found
+
+
+def test_the_tunable_check_finds_a_patch():
+    assert patched_tunables('monkeypatch.setattr(training, "SELECT_FROM", 30)') == ["SELECT_FROM"]
+    assert patched_tunables('monkeypatch.setattr("tagger.source.MAX_LINE_BYTES", 9)') == [
+        "tagger.source.MAX_LINE_BYTES"
+    ]
+    assert patched_tunables('monkeypatch.setattr(sys, "stderr", x)') == []

@@ -660,20 +660,19 @@ def test_a_line_break_in_a_file_name_stays_on_one_line(capsys, tmp_path):
     )
 
 
-def test_an_abstract_over_the_size_limit_is_a_bad_record(capsys, tmp_path, monkeypatch):
-    from tagger.reading import records
+def test_an_abstract_over_the_size_limit_is_a_bad_record(capsys, tmp_path):
+    from tagger.reading.records import MAX_ABSTRACT_CHARS
 
-    monkeypatch.setattr(records, "MAX_ABSTRACT_CHARS", 1000)  # the real limit is 5,000,000
-    long = " ".join([ABSTRACT] * 20)
-    assert len(long) > 1000
+    long = " ".join([ABSTRACT] * (MAX_ABSTRACT_CHARS // len(ABSTRACT) + 1))
+    assert len(long) > MAX_ABSTRACT_CHARS
     (tmp_path / "a.txt").write_text(f"{ABSTRACT}\n\n{long}\n", encoding="utf-8")
     (tmp_path / "b.csv").write_text(f'abstract\n"{long}"\n"{ABSTRACT}"\n', encoding="utf-8")
     (tmp_path / "c.jsonl").write_text(json.dumps({"abstract": long}) + "\n", encoding="utf-8")
     status, _, err = run(capsys, "predict", tmp_path)
     message = one_line_error(err, status)
-    assert message.startswith(f"tagger: {tmp_path / 'a.txt'}:3: an abstract of 1,4")
+    assert message.startswith(f"tagger: {tmp_path / 'a.txt'}:3: an abstract of 5,0")
     assert message.endswith(
-        " characters, over the limit of 1,000. "
+        f" characters, over the limit of {MAX_ABSTRACT_CHARS:,}. "
         "Split it (in .txt files, a blank line separates abstracts), or leave it out with --skip-bad.\n"
     )
     status, out, err = run(capsys, "predict", tmp_path, "--skip-bad")

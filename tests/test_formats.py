@@ -246,30 +246,42 @@ def test_a_compressed_file_cut_short_is_damaged_never_read_as_complete(tmp_path_
 
 
 @pytest.mark.parametrize("compression", ["", ".gz", ".xz", ".zst"])
-def test_a_line_over_the_limit_is_refused_without_being_held(monkeypatch, capsys, tmp_path, compression):
-    monkeypatch.setattr("tagger.reading.source.MAX_LINE_BYTES", 1000)
-    body = "title,abstract\nA,Robots grasp cups.\nB," + "word " * 5000 + "\nC,Bandits have regret.\n"
+def test_a_line_over_the_limit_is_refused_without_being_held(capsys, tmp_path, compression):
+    from tagger.reading.source import MAX_LINE_BYTES
+
+    body = (
+        "title,abstract\nA,Robots grasp cups.\nB,"
+        + "word " * (MAX_LINE_BYTES // 5 + 10)
+        + "\nC,Bandits have regret.\n"
+    )
     path = tmp_path / f"papers.csv{compression}"
     path.write_bytes(PACK[compression](body.encode()) if compression else body.encode())
     status, _, err = run(capsys, "predict", path)
-    assert status == 2 and f"{path}:3: a line of over 1,000 bytes" in err
+    assert status == 2 and f"{path}:3: a line of over {MAX_LINE_BYTES:,} bytes" in err
     status, out, err = run(capsys, "predict", path, "--skip-bad")
     assert status == 3 and len(out.splitlines()) == 3  # the header and the two other rows
     assert [line.split(",")[1] for line in out.splitlines()[1:]] == ["1", "2"]
 
 
-def test_a_long_first_line_of_text_is_no_heading(monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr("tagger.reading.source.MAX_LINE_BYTES", 1000)
-    (tmp_path / "a.txt").write_text("x" * 5000 + "\n\nRobots grasp cups.\n")
+def test_a_long_first_line_of_text_is_no_heading(capsys, tmp_path):
+    from tagger.reading.source import MAX_LINE_BYTES
+
+    (tmp_path / "a.txt").write_text("x" * (MAX_LINE_BYTES + 10) + "\n\nRobots grasp cups.\n")
     status, _, err = run(capsys, "predict", tmp_path / "a.txt")
-    assert status == 2 and "a.txt:1: a line of over 1,000 bytes" in err
+    assert status == 2 and f"a.txt:1: a line of over {MAX_LINE_BYTES:,} bytes" in err
 
 
-def test_a_paragraph_of_many_lines_over_the_abstract_limit_is_refused(monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr("tagger.reading.records.MAX_ABSTRACT_CHARS", 2000)
-    (tmp_path / "a.txt").write_text("Robots grasp cups.\n\n" + "a few words on a line\n" * 500)
+def test_a_paragraph_of_many_lines_over_the_abstract_limit_is_refused(capsys, tmp_path):
+    from tagger.reading.records import MAX_ABSTRACT_CHARS
+
+    lines = MAX_ABSTRACT_CHARS // 22 + 1
+    (tmp_path / "a.txt").write_text("Robots grasp cups.\n\n" + "a few words on a line\n" * lines)
     status, _, err = run(capsys, "predict", tmp_path / "a.txt")
-    assert status == 2 and "a.txt:3: an abstract of 11,000 characters, over the limit of 2,000" in err
+    assert (
+        status == 2
+        and f"a.txt:3: an abstract of {lines * 22:,} characters, over the limit of {MAX_ABSTRACT_CHARS:,}"
+        in err
+    )
 
 
 json_records = st.lists(

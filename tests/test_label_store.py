@@ -150,15 +150,19 @@ def test_a_labels_file_with_its_columns_reordered_stays_readable(project, monkey
 
 
 def test_a_different_corpus_of_the_same_counts_is_not_a_small_change(tmp_path, monkeypatch, capsys):
+    from tagger import training
+    from tagger.labels import read_labelled_file
+    from tagger.plan import Plan
+
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("tagger.training.SELECT_FROM", 20)  # a search on few labels, to be quick
     first = [(f"Robots grasp object number {i} with tactile hands.", "bots") for i in range(12)]
     first += [(f"Proteins of family {i} fold into stable structures.", "bio") for i in range(12)]
     second = [(f"Drones fly route {i} through dense forests.", "bots") for i in range(12)]
     second += [(f"Genome {i} encodes a regulatory network of cells.", "bio") for i in range(12)]
     own_jsonl(tmp_path / "a.jsonl", first)
     own_jsonl(tmp_path / "b.jsonl", second)
-    assert main(["train", "--data", "a.jsonl", "--model", "m", "--search"]) == 0
+    plan = Plan(select_from=20)  # a search on few labels, to be quick
+    training.train(read_labelled_file(tmp_path / "a.jsonl"), plan=plan).save(tmp_path / "m")
     assert main(["train", "--data", "a.jsonl", "--model", "m"]) == 0
     assert main(["train", "--data", "a.jsonl", "--model", "m"]) == 0
     err = capsys.readouterr().err

@@ -187,15 +187,23 @@ class FakeTerminal(io.StringIO):
 
 
 def test_a_progress_bar_on_a_terminal_unless_quiet(capsys, big_pile, monkeypatch, tmp_path):
-    monkeypatch.setattr(cli, "PROGRESS_DELAY", 0.0)
+    import argparse
+
+    from tagger.reading import ReadReport
+
     for quiet, expected in ((False, True), (True, False)):
         terminal = FakeTerminal()
         monkeypatch.setattr(sys, "stderr", terminal)
+        report = ReadReport()
+        args = argparse.Namespace(paths=[str(big_pile)], quiet=quiet)
+        with cli._progress(args, report, delay=0.0) as update:  # (predict's bar shows after a second)
+            report.bytes_read = big_pile.stat().st_size // 2
+            update()
+        assert ("B/s" in terminal.getvalue()) is expected, terminal.getvalue()
         args = ["predict", big_pile, "--jobs", "1", "--output", tmp_path / "out.csv"] + (
             ["--quiet"] if quiet else []
         )
         assert main([str(a) for a in args]) == 0
-        assert ("B/s" in terminal.getvalue()) is expected, terminal.getvalue()
     monkeypatch.setattr(sys, "stderr", io.StringIO())  # not a terminal: no bar
     assert main(["predict", str(big_pile), "--output", str(tmp_path / "out.csv")]) == 0
     assert "B/s" not in sys.stderr.getvalue()

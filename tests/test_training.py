@@ -13,8 +13,9 @@ from tagger.card import Calibration, ModelCard
 from tagger.errors import UsageError
 from tagger.fitting import fit_pipeline
 from tagger.labels import Area, TrainingSet, read_labelled_file
+from tagger.plan import Plan
 from tagger.reading import read_abstracts
-from tagger.settings import SELECTION_GRID, TrainingSettings
+from tagger.settings import TrainingSettings
 from tagger.training import cross_validate, export
 
 SEED_TEXTS = [a.text for a in read_abstracts(SEED_FILES)]
@@ -174,8 +175,8 @@ def test_settings_are_checked_when_made(field, value, expected):
 
 
 def test_the_settings_grid_names_settings_fields():
-    assert set(SELECTION_GRID) <= set(TrainingSettings.field_names())
-    for name, values in SELECTION_GRID.items():
+    assert set(dict(Plan().grid)) <= set(TrainingSettings.field_names())
+    for name, values in Plan().grid:
         for value in values:
             assert getattr(TrainingSettings(**{name: value}), name) == value
 
@@ -223,26 +224,28 @@ def labelled_file(folder, n_per_area=12):
     return path
 
 
-def test_settings_are_chosen_by_cross_validation_on_enough_labels(tmp_path, monkeypatch):
-    from tagger import training
+# A plan that searches on few labels, to be quick (the default searches from 200 on).
+SMALL = Plan(select_from=30, leave_one_out_max=20, halving_from=30)
 
-    monkeypatch.setattr(training, "SELECT_FROM", 30)
-    monkeypatch.setattr(training, "LEAVE_ONE_OUT_MAX", 20)
-    monkeypatch.setattr(training, "HALVING_FROM", 30)
+
+def test_settings_are_chosen_by_cross_validation_on_enough_labels(tmp_path):
+    from tagger import training
+    from tagger.labels import read_labelled_file
+
     grid = {"C": (0.01, 10.0), "ngram_max": (1,), "sublinear_tf": (True,), "balance_areas": (True, False)}
-    monkeypatch.setattr(training, "SELECTION_GRID", grid)
-    model = train(labelled_file(tmp_path))
+    plan = SMALL.with_grid(grid)
+    model = training.train(read_labelled_file(labelled_file(tmp_path)), plan=plan)
     selection = model.card.settings_selection
     assert selection.scheme == "stratified 5-fold" and len(selection.grid) == 4
-    # Successive halving: the best three on the first fold are cross-validated in full.
+    # Successive halving: the best ones on the first fold are cross-validated in full.
     ranked = sorted(selection.grid, key=lambda row: -row["first_fold_macro_f1"])
-    finalists = ranked[: training.HALVING_KEEP]
+    finalists = ranked[: plan.halving_keep]
     assert all("macro_f1" in row for row in finalists) and "macro_f1" not in ranked[-1]
     best = max(row["macro_f1"] for row in finalists)
     near = [
         row
         for row in finalists
-        if row["macro_f1"] >= best - max(training.SELECTION_TOLERANCE, training.NOISE_SPAN * row["noise"])
+        if row["macro_f1"] >= best - max(plan.selection_tolerance, plan.noise_span * row["noise"])
     ]
     chosen = min(near, key=lambda row: row["log_loss"])
     assert chosen["C"] == model.card.settings.C
@@ -251,18 +254,18 @@ def test_settings_are_chosen_by_cross_validation_on_enough_labels(tmp_path, monk
     assert model.predict("On gripper: robot arm grasp").area == "robots"
 
 
-def test_without_halving_every_candidate_is_cross_validated_in_full(tmp_path, monkeypatch):
+def test_without_halving_every_candidate_is_cross_validated_in_full(tmp_path):
+    from dataclasses import replace
+
     from tagger import training
     from tagger.labels import read_labelled_file
 
-    monkeypatch.setattr(training, "LEAVE_ONE_OUT_MAX", 20)
-    monkeypatch.setattr(training, "HALVING_FROM", 30)
     data = read_labelled_file(labelled_file(tmp_path))
-    grid = {"C": (0.01, 0.1, 1.0, 10.0), "ngram_max": (1,)}
-    _, selection, _ = training.select_settings(data, grid_values=grid, halving=False)
+    plan = SMALL.with_grid({"C": (0.01, 0.1, 1.0, 10.0), "ngram_max": (1,)})
+    _, selection, _ = training.select_settings(data, plan=replace(plan, halving=False))
     assert all("macro_f1" in row and "first_fold_macro_f1" not in row for row in selection.grid)
-    _, halved, _ = training.select_settings(data, grid_values=grid)
-    assert sum("macro_f1" in row for row in halved.grid) == training.HALVING_KEEP
+    _, halved, _ = training.select_settings(data, plan=plan)
+    assert sum("macro_f1" in row for row in halved.grid) == plan.halving_keep
     for full, narrowed in zip(selection.grid, halved.grid):  # the same folds: the same figures
         assert narrowed.get("macro_f1", full["macro_f1"]) == pytest.approx(full["macro_f1"], abs=0.01)
 
@@ -271,11 +274,9 @@ def test_a_retrain_keeps_the_searched_settings_while_the_labels_change_little(tm
     from tagger import training
     from tagger.labels import read_labelled_file
 
-    monkeypatch.setattr(training, "SELECT_FROM", 30)
-    monkeypatch.setattr(training, "LEAVE_ONE_OUT_MAX", 20)
-    monkeypatch.setattr(training, "SELECTION_GRID", {"C": (0.01, 10.0), "ngram_max": (1, 2)})
+    plan = SMALL.with_grid({"C": (0.01, 10.0), "ngram_max": (1, 2)})
     data = read_labelled_file(labelled_file(tmp_path, n_per_area=20))  # 60 labels
-    first = training.train(data).card
+    first = training.train(data, plan=plan).card
     assert first.settings_selection is not None
 
     def no_search(*args, **kwargs):
@@ -283,7 +284,7 @@ def test_a_retrain_keeps_the_searched_settings_while_the_labels_change_little(tm
 
     monkeypatch.setattr(training, "select_settings", no_search)
     few_changed = data.subset(np.arange(len(data.labels))[2:])  # 2 of 60 labels gone: 3%
-    kept = training.train(few_changed, previous=first).card
+    kept = training.train(few_changed, previous=first, plan=plan).card
     assert kept.settings == first.settings
     assert kept.settings_selection.reused.startswith("2 labelled abstracts changed of 60")
     assert kept.settings_selection.criterion == first.settings_selection.criterion  # the search's own
@@ -291,22 +292,21 @@ def test_a_retrain_keeps_the_searched_settings_while_the_labels_change_little(tm
     index = np.arange(len(data.labels))
     fewer = data.subset(index[index % 3 > 0])  # a third of them gone: a new search
     with pytest.raises(AssertionError, match="searched"):
-        training.train(fewer, previous=first)
+        training.train(fewer, previous=first, plan=plan)
 
 
-def test_train_search_chooses_anew(tmp_path, monkeypatch, capsys):
+def test_train_search_chooses_anew(tmp_path, capsys):
     from tagger import training
+    from tagger.labels import read_labelled_file
 
-    monkeypatch.setattr(training, "SELECT_FROM", 30)
-    monkeypatch.setattr(training, "LEAVE_ONE_OUT_MAX", 20)
-    monkeypatch.setattr(training, "SELECTION_GRID", {"C": (0.01, 10.0), "ngram_max": (1,)})
     data, folder = labelled_file(tmp_path, n_per_area=12), tmp_path / "model"
-    assert run(capsys, "train", "--data", data, "--model", folder)[0] == 0
+    plan = SMALL.with_grid({"C": (0.01, 10.0), "ngram_max": (1,)})
+    training.train(read_labelled_file(data), plan=plan).save(folder)  # a model that searched
     status, _, err = run(capsys, "train", "--data", data, "--model", folder)
     assert status == 0 and "kept the settings the previous model chose (reused" in err
     status, _, err = run(capsys, "train", "--data", data, "--model", folder, "--search")
     assert status == 0 and "kept the settings" not in err
-    assert load_model(folder).card.settings_selection.reused is None
+    assert load_model(folder).card.settings_selection is None  # anew: 36 labels, too few to search
 
 
 def test_few_labels_keep_the_default_settings(tmp_path):

@@ -332,6 +332,8 @@ WIDE_GRID = {
 
 def real_training(args, work: Path, library, checks: list) -> None:
     """6: training on the real labelled abstracts, against one plain fit (and the full search)."""
+    import dataclasses
+
     import devdata
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
@@ -339,6 +341,7 @@ def real_training(args, work: Path, library, checks: list) -> None:
 
     from tagger import training
     from tagger.labels import read_labelled_file
+    from tagger.plan import PLAN
 
     mapping = devdata.load_mapping(args.mapping or devdata.MAPPING)
     print("6. training on real labelled abstracts (tagger: search, calibration, final fit; plain: one fit)")
@@ -367,7 +370,7 @@ def real_training(args, work: Path, library, checks: list) -> None:
         if args.full_search:
             start = time.perf_counter()
             settings, selection, out_of_fold = training.select_settings(
-                data, grid_values=WIDE_GRID, halving=False
+                data, plan=dataclasses.replace(PLAN.with_grid(WIDE_GRID), halving=False)
             )
             full_f1 = training._macro_f1(out_of_fold.scores, data.label_indices())
             elapsed = time.perf_counter() - start

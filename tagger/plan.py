@@ -1,0 +1,98 @@
+"""The recipe's policy as data: how training cross-validates the labelled abstracts and how it
+chooses its settings, every threshold in one frozen :class:`Plan`. Training takes a plan (the
+default :data:`PLAN` unless given one), so a benchmark or a test changes the policy by passing
+another, never by changing a module's constants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# With enough labelled abstracts, training chooses among these values by cross-validation
+# (Plan.grid); the names are fields of TrainingSettings. sublinear_tf and
+# balance_areas are not searched: on the development abstracts' two real taxonomies (11 areas
+# by our mapping, 105 conference categories), the best candidate without sublinear TF was
+# never better than the best with it by more than the selection's tolerance, and the best
+# without balanced areas was 0.04 to 0.12 macro-F1 worse (the 40-candidate search,
+# tests/benchmarks/bench_speed.py --abstracts DEV --full-search); leaving them out makes the
+# search four times cheaper.
+GRID: dict[str, tuple] = {
+    "C": (0.3, 1.0, 3.0, 10.0, 30.0),
+    "ngram_max": (1, 2),
+}
+
+# With labelled abstracts and area descriptions, training chooses how much the labels weigh
+# against the descriptions among these, by cross-validation on the labels (from Plan.weight_from
+# labelled abstracts on): labels of the user's own pile deserve more weight than labels of
+# abstracts unlike it.
+WEIGHT_GRID: dict[str, tuple] = {"abstract_weight": (0.01, 0.03, 0.1, 0.3, 1.0)}
+WEIGHT_FROM = 10
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How the labelled abstracts are cross-validated and the settings chosen.
+
+    Cross-validation: leave-one-out up to ``leave_one_out_max`` labelled abstracts, stratified
+    ``folds``-fold above (shuffled with ``random_state``); at most ``probes_max`` held-out
+    abstracts are also scored cut short (for the calibration's evidence scale).
+
+    Selection: from ``select_from`` labelled abstracts on, the settings are chosen among
+    ``grid`` (names of :class:`~tagger.settings.TrainingSettings` and their values) by
+    cross-validated macro-F1, on a stratified sample of at most ``selection_sample`` of them
+    (the choice is stable by then, and the search stays minutes on large corpora); with area
+    descriptions, the labels' weight among ``weight_grid`` from ``weight_from`` labels on.
+    Candidates whose macro-F1 is within ``selection_tolerance`` of the best, or within
+    ``noise_span`` standard errors of the gap (a paired bootstrap of ``noise_draws`` draws),
+    are equals; among them the least calibrated log loss decides (differences within
+    ``log_loss_tolerance``: the settings we start from stay).
+
+    Successive halving (with ``halving`` and from ``halving_from`` labelled abstracts on): the
+    candidates are scored on the first fold, and the best ``1/halving_share`` (at least
+    ``halving_keep``) cross-validated in full. Below, one fold's macro-F1 is too noisy to narrow
+    on (on 363 labelled abstracts, settings within 0.01 of each other in full cross-validation
+    differed by up to 0.08 on the first fold), and a full search is seconds anyway.
+
+    A retrain keeps the settings its previous model chose, without a new search, while the
+    labels changed little: the same areas, and labelled abstracts added, removed or moved
+    between areas adding up to at most ``reuse_change`` of the previous model's.
+    """
+
+    leave_one_out_max: int = 100
+    folds: int = 5
+    random_state: int = 0
+    probes_max: int = 2000
+    select_from: int = 200
+    selection_sample: int = 5000
+    grid: tuple[tuple[str, tuple], ...] = tuple(GRID.items())
+    weight_from: int = WEIGHT_FROM
+    weight_grid: tuple[tuple[str, tuple], ...] = tuple(WEIGHT_GRID.items())
+    selection_tolerance: float = 0.01
+    log_loss_tolerance: float = 0.01
+    noise_draws: int = 200
+    noise_span: float = 2.0
+    halving: bool = True
+    halving_from: int = 1000
+    halving_keep: int = 2
+    halving_share: int = 5
+    reuse_change: float = 0.2
+
+    @property
+    def noise_criterion(self) -> str:
+        return f"within {self.noise_span:g} bootstrap standard errors of the gap"
+
+    @property
+    def halving_criterion(self) -> str:
+        share = {2: "half", 3: "third", 4: "quarter", 5: "fifth"}.get(
+            self.halving_share, f"1/{self.halving_share}"
+        )
+        return f"the best {share} by macro-F1 on the first fold cross-validated in full"
+
+    def with_grid(self, grid: dict[str, tuple]) -> Plan:
+        """This plan searching ``grid`` instead (names of training settings, their values)."""
+        from dataclasses import replace
+
+        return replace(self, grid=tuple(grid.items()))
+
+
+PLAN = Plan()
