@@ -99,50 +99,16 @@ def train(
     ``title_column`` and ``label_column`` name a file's or dataframe's columns of abstracts,
     titles (``title`` when there is one) and areas.
     Save it with ``model.save("models")``."""
-    from .labels import load_training_set, read_labelled_file
+    from .labels import labelled, load_training_set
     from .reading import Columns, read_abstracts
     from .training import train as fit
 
     if data is None:
         training_set = load_training_set(labels, abstracts)
-    elif isinstance(data, (str, os.PathLike)):
-        named = Columns(abstract=column, title=title_column or "title", area=label_column)
-        training_set = read_labelled_file(data, named)
     else:
-        training_set = _labelled_data(data, areas, column, title_column, label_column)
+        named = Columns(abstract=column, title=title_column or "title", area=label_column)
+        training_set = labelled(data, areas, named)
     if isinstance(unlabelled, (str, os.PathLike)):
         unlabelled = [unlabelled]
     pile = [a.document for a in read_abstracts(unlabelled)] if unlabelled else None
     return fit(training_set, settings, pile)
-
-
-def _labelled_data(data, areas, column="abstract", title_column=None, label_column="area"):
-    """A training set from a dataframe (columns of abstracts, areas and optional titles,
-    matched as the command line matches a file's) or from a list of abstracts and a list of
-    ``areas``."""
-    from .errors import UsageError
-    from .frames import documents
-    from .labels import labelled_set
-    from .reading import Columns, document
-    from .reading.records import field_names
-
-    if hasattr(data, "columns"):
-        found = field_names([c for c in data.columns if isinstance(c, str)], Columns(area=label_column))
-        if areas is not None or "area" not in found:
-            raise UsageError(
-                f"a dataframe to train on needs a {label_column!r} column of areas",
-                fix="Name the column of areas with label_column=.",
-            )
-        docs, present = documents(data, column, title_column)
-        if not present.all():
-            raise UsageError(f"{(~present).sum()} row(s) have no abstract", fix="Fill them in or drop them.")
-        return labelled_set(docs, data[found["area"]].astype(str).str.strip().tolist(), "dataframe")
-    if areas is None or isinstance(data, (str, bytes)):
-        raise UsageError(
-            "train takes a labelled file, a dataframe, or a list of abstracts with a list of areas",
-            fix="For lists: tagger.train(abstracts, areas).",
-        )
-    texts, areas = list(data), [str(area) for area in areas]
-    if not all(isinstance(text, str) for text in texts):
-        raise UsageError("the abstracts must be strings", fix="Pass a list of str.")
-    return labelled_set([document(text) for text in texts], areas, "lists")

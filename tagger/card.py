@@ -44,7 +44,7 @@ class TrainingData:
     sha256: str  # of the areas, texts and labels trained on
     labelled_abstracts: int
     uses_area_descriptions: bool
-    # the area of each labelled text, by the digest of the text (see TrainingSet.label_digests):
+    # the area of each labelled abstract, by its text id (see TrainingSet.by_id):
     # what a retrain compares its labels with (cards written before it have none)
     labels: dict | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
 

@@ -987,7 +987,7 @@ def _test_model(args: argparse.Namespace):
     model = load_model(args.model)
     test = read_labelled_file(args.data, _labelled_columns(args))
     seen = model.card.training_data.labels or {}
-    trained_on = sum(digest in seen for digest in test.text_digests())
+    trained_on = sum(text_id in seen for text_id in test.ids)
     if trained_on:
         print(
             f"note: the model was trained on {trained_on} of these {len(test.texts)} labelled abstracts: "

@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .errors import ArgumentError
-from .labels import labelled_set
+from .labels import labelled
 from .reading import document
 from .settings import TrainingSettings
 
@@ -66,7 +66,7 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
         if len(set(slugs)) != len(slugs):
             raise ArgumentError("two labels read the same as text", fix="Use labels that differ as strings.")
         settings = TrainingSettings(**self.get_params())
-        training_set = labelled_set(texts, [str(v) for v in y], "TaggerClassifier.fit", order=slugs)
+        training_set = labelled(texts, [str(v) for v in y], order=slugs, origin="TaggerClassifier.fit")
         self.model_ = train(training_set, settings)
         self.n_features_in_ = 1
         return self

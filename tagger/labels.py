@@ -97,14 +97,11 @@ class TrainingSet:
             counts[label] += 1
         return counts
 
-    def text_digests(self) -> list[str]:
-        """The first 12 hex digits of the SHA-256 of each labelled document, in order: what a
-        model card records its labels by."""
-        return [hashlib.sha256(text.encode("utf-8")).hexdigest()[:12] for text in self.texts]
-
-    def label_digests(self) -> dict[str, str]:
-        """The area of each labelled document, by :meth:`text_digests`."""
-        return dict(zip(self.text_digests(), self.labels))
+    def by_id(self) -> dict[str, str]:
+        """The area of each labelled abstract by its id (the one text id: the digest of its
+        cleaned text, :func:`tagger.reading.abstract_id`): what a model card records its labels
+        by, as labels, output and the label-error list name them."""
+        return dict(zip(self.ids, self.labels))
 
     def fingerprint(self) -> str:
         """SHA-256 of everything training reads: areas, texts, labels."""
@@ -262,6 +259,63 @@ def read_labelled_file(path: str | Path, columns: Columns | None = None) -> Trai
         str(path),
         ids=[abstract_id(a.text) for a in abstracts],
         wheres=[f"{a.source}:{a.line}" for a in abstracts],
+    )
+
+
+def labelled(
+    data,
+    areas=None,
+    columns: Columns | None = None,
+    *,
+    order: Sequence[str] | None = None,
+    origin: str = "lists",
+) -> TrainingSet:
+    """The one door to a training set of one's own labels, without area descriptions:
+    ``data`` a labelled ``.csv``/``.jsonl`` file (its columns named by ``columns``), a pandas
+    dataframe (columns matched as the command line matches a file's: abstracts, areas,
+    optional titles), or a list of abstracts with their ``areas`` in a second list. Every
+    abstract gets the id it has when read from a file (:func:`tagger.reading.content_id`),
+    whatever it came in, so labels, cards and output name it alike. Lists: ``order`` the
+    areas in the order to keep (else sorted), ``origin`` where they came from, for messages."""
+    import os
+
+    from .errors import UsageError
+    from .reading import content_id, document
+    from .reading.records import field_names
+
+    columns = columns or Columns()
+    if isinstance(data, (str, os.PathLike)):
+        return read_labelled_file(data, columns)
+    if hasattr(data, "columns"):
+        from .frames import documents, matched_columns
+
+        found = field_names([c for c in data.columns if isinstance(c, str)], columns)
+        if areas is not None or "area" not in found:
+            raise UsageError(
+                f"a dataframe to train on needs a {columns.area!r} column of areas",
+                fix="Name the column of areas with label_column=.",
+            )
+        title = columns.title if columns.title != "title" else None
+        docs, present = documents(data, columns.abstract, title)
+        if not present.all():
+            raise UsageError(f"{(~present).sum()} row(s) have no abstract", fix="Fill them in or drop them.")
+        texts = data[matched_columns(data, columns.abstract, title)[0]].astype(str).tolist()
+        labels = data[found["area"]].astype(str).str.strip().tolist()
+        return labelled_set(docs, labels, "dataframe", ids=[content_id(text) for text in texts])
+    if areas is None or isinstance(data, (str, bytes)):
+        raise UsageError(
+            "train takes a labelled file, a dataframe, or a list of abstracts with a list of areas",
+            fix="For lists: tagger.train(abstracts, areas).",
+        )
+    texts, areas = list(data), [str(area) for area in areas]
+    if not all(isinstance(text, str) for text in texts):
+        raise UsageError("the abstracts must be strings", fix="Pass a list of str.")
+    return labelled_set(
+        [document(text) for text in texts],
+        areas,
+        origin,
+        ids=[content_id(text) for text in texts],
+        order=order,
     )
 
 

@@ -445,7 +445,7 @@ def reusable_settings(
     before = previous.training_data.labels
     if before is None or previous.training_data.uses_area_descriptions != training_set.use_descriptions:
         return None
-    now = training_set.label_digests()
+    now = training_set.by_id()
     changed = len(before.keys() ^ now.keys()) + sum(before[k] != now[k] for k in before.keys() & now.keys())
     total = len(before)
     if not total or changed > plan.reuse_change * total:
@@ -584,7 +584,7 @@ def new_since(training_set: TrainingSet, card: ModelCard | None) -> list[int]:
         return []
     return [
         i
-        for i, (digest, label) in enumerate(zip(training_set.text_digests(), training_set.labels))
+        for i, (digest, label) in enumerate(zip(training_set.ids, training_set.labels))
         if before.get(digest) != label
     ]
 
@@ -691,7 +691,7 @@ def model_card(
             sha256=training_set.fingerprint(),
             labelled_abstracts=len(training_set.labels),
             uses_area_descriptions=training_set.use_descriptions,
-            labels=training_set.label_digests(),
+            labels=training_set.by_id(),
         ),
         settings=validation.settings,
         n_features=n_features,

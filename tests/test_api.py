@@ -1,6 +1,7 @@
 """The Python API behaves like the command line (see the README's Python section)."""
 
 import inspect
+import json
 
 import pytest
 from conftest import ROOT
@@ -121,3 +122,31 @@ def test_every_function_taking_a_model_takes_its_folder(tmp_path, shipped):
     ]
     with pytest.raises(tagger.TaggerError, match="model must be a Model or the path of a model folder"):
         tagger.tag_dataframe(frame, model=3)
+
+
+def test_one_text_id_whatever_the_labels_came_in(tmp_path):
+    """The same labelled rows as a file, a dataframe with titles, and two lists: the same ids
+    (the digest of the abstract's text, as labels and output name it), and a card recording
+    its labels by them; a title never changes an abstract's id."""
+    import pandas as pd
+
+    from tagger.labels import labelled
+    from tagger.reading import Columns, abstract_id, content_id
+
+    rows = [
+        {"title": f"Paper {i}", "abstract": f"{text}  Study {i}.", "area": area}
+        for i, (text, area) in enumerate(
+            [("Robots grasp cups from video.", "robots"), ("Proteins fold into shapes.", "bio")] * 6
+        )
+    ]
+    path = tmp_path / "mine.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    expected = [content_id(row["abstract"]) for row in rows]
+    from_file = labelled(path)
+    from_frame = labelled(pd.DataFrame(rows), columns=Columns())
+    from_lists = labelled([row["abstract"] for row in rows], [row["area"] for row in rows])
+    assert list(from_file.ids) == list(from_frame.ids) == list(from_lists.ids) == expected
+    assert expected[0] == abstract_id("Robots grasp cups from video. Study 0.")
+    assert from_frame.texts[0].startswith("Paper 0. ")  # the title is read, not part of the id
+    model = tagger.train(pd.DataFrame(rows), settings=tagger.TrainingSettings(ngram_max=1))
+    assert set(model.card.training_data.labels) == set(expected)
