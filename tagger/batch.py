@@ -15,11 +15,15 @@ tagged by the same arithmetic whichever process tags it, so the output does not 
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
+import signal
+import threading
 from collections.abc import Iterable, Iterator
 
 import numpy as np
 
+from .errors import WorkerError
 from .model import Model
 from .prediction import Prediction, predictions
 from .reading import Abstract
@@ -123,3 +127,38 @@ def _in_parallel(
             pool = starting.result()  # started while this run was being stopped
         if pool is not None:
             pool.stop(kill=bool(window))  # stopped early: their work is not wanted
+
+
+@contextlib.contextmanager
+def signals_between_chunks():
+    """Ctrl-C and SIGTERM stop a run at once while no worker pool runs (reading the input,
+    waiting for stdin, tagging here); while one does, between chunks, where stopping is clean
+    (the pool is shut down, the output left as it was), not in the middle of the pool's code,
+    unless the signal comes twice."""
+    received: list[int] = []
+    stops = [signal.SIGINT, signal.SIGTERM]
+    if threading.current_thread() is not threading.main_thread():  # signals reach the main one only
+        yield lambda: None
+        return
+
+    def check() -> None:
+        if signal.SIGINT in received:
+            raise KeyboardInterrupt
+        if received:
+            raise SystemExit(128 + received[0])
+
+    def receive(signum: int, frame) -> None:
+        received.append(signum)
+        if not pool_running() or len(received) > 1:
+            check()
+
+    previous = {signum: signal.signal(signum, receive) for signum in stops}
+    try:
+        yield check
+        check()
+    except WorkerError:
+        check()  # a signal to the whole job ended the workers too: it is the signal's exit
+        raise
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

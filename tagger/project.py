@@ -1,7 +1,9 @@
 """A project folder of your own (``tagger init``): the taxonomy and hand labels in ``labels/``,
 the texts of labelled abstracts in ``seeds/``, models in ``models/``: the folders the commands
 read and write by default, so that ``label``, ``train``, ``suggest`` and ``evaluate`` work in
-any folder that has them, as in this repository.
+any folder that has them, as in this repository. :class:`Project` holds where a command's
+labels, texts and model are, and the decisions that follow from them (which model, which
+store, which training set, which areas).
 """
 
 from __future__ import annotations
@@ -10,11 +12,13 @@ import contextlib
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UsageError
 from .labels import AREAS_FILE
 from .labelstore import LABEL_COLUMNS, LABELS_FILE
+from .reading import Columns
 from .shipped import shipped_path
 
 NOTE_FILE = "TAGGER.txt"
@@ -126,3 +130,180 @@ def _cannot(error: OSError, where: Path) -> UsageError:
         where=str(where),
         fix="Free some space or choose a folder you can write to; nothing was left half made.",
     )
+
+
+DEFAULT_MODEL_DIR = "models"  # where train saves, and the model a command uses when it holds one
+
+
+@dataclass(frozen=True)
+class Project:
+    """Where a command's taxonomy, labels, texts and model are, and the decisions that follow:
+    which model tags (the one given, else ``./models`` when it holds one, else the shipped
+    one), where answers are saved, what is trained on, which areas a labeller answers with.
+    Either a project folder (``labels``: the taxonomy and hand labels, ``abstracts``: the
+    files their texts are in) or a user's own labelled file (``data``, its columns named by
+    ``columns``), which then is the labels."""
+
+    labels: str = "labels"
+    abstracts: tuple[str, ...] = ("seeds",)
+    model_dir: str | None = None  # given (--model)
+    data: str | None = None  # a labelled file of one's own (--data)
+    columns: Columns = field(default_factory=Columns)
+
+    # -- the model ---------------------------------------------------------------------------
+
+    @property
+    def model_folder(self) -> str | None:
+        """The folder of the model that tags: the one given, else ``./models`` when it holds
+        a model, else None (the shipped model)."""
+        from .model import CARD_FILE
+
+        if self.model_dir is None and (Path(DEFAULT_MODEL_DIR) / CARD_FILE).is_file():
+            return DEFAULT_MODEL_DIR
+        return self.model_dir
+
+    @property
+    def save_to(self) -> str:
+        """Where a retrain saves its model."""
+        return self.model_dir or DEFAULT_MODEL_DIR
+
+    def model(self):
+        from .model import load_model
+
+        return load_model(self.model_folder)
+
+    def which_model(self, model) -> str:
+        """One line saying which model made an output: where it was found and what it learnt."""
+        if model.card.training_data.labelled_abstracts == 0:
+            return (
+                "model: a first one, learnt from the areas' descriptions alone (no hand labels yet: "
+                "label some, then 'tagger train'); not saved"
+            )
+        if self.model_dir is not None:
+            where = self.model_dir
+        elif self.model_folder is not None:
+            where = f"{DEFAULT_MODEL_DIR}/ of this folder (--model names another)"
+        else:
+            where = "the shipped model"
+        data = model.card.training_data
+        trained = f"trained {model.card.created[:10]} on {data.labelled_abstracts} labelled abstracts"
+        return f"model: {where}, {trained} of {data.origin}"
+
+    def check_writable(self) -> None:
+        """Refuse a model folder that cannot be written, before the work of training."""
+        from .errors import OutputError
+
+        path = Path(self.save_to)
+        existing = path if path.exists() else next((p for p in path.parents if p.exists()), Path("."))
+        if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+            place = "there" if existing == path else f"in {existing}"
+            raise OutputError(
+                f"cannot write {place} (no permission, or read-only)",
+                where=self.save_to,
+                fix="Choose another --model, or check the folder's permissions.",
+            )
+
+    # -- the labels --------------------------------------------------------------------------
+
+    def store(self):
+        """Where answers are saved (see :mod:`tagger.labelstore`): the labelled file, or
+        ``labels/`` with the texts in the first abstracts folder."""
+        from .labelstore import LabelledFile, ProjectLabels
+
+        if self.data:
+            return LabelledFile(self.data, self.columns)
+        return ProjectLabels(self.labels, self.abstracts[0])
+
+    def training_set(self):
+        """The labels as a training set: the labelled file, or the taxonomy and hand labels
+        joined with their texts."""
+        from .labels import labelled, load_training_set
+
+        if self.data:
+            return labelled(self.data, columns=self.columns)
+        return load_training_set(self.labels, self.abstracts)
+
+    def labels_by_name(self) -> dict[str, str]:
+        """The project's hand labels by every name an abstract has (its id, its file's id),
+        for a report of tags; none outside a project."""
+        from .labelstore import ProjectLabels
+
+        if not (Path(self.labels) / LABELS_FILE).is_file():
+            return {}
+        return ProjectLabels(self.labels, self.abstracts[0]).by_name()
+
+    def labelling_model(self, store, outside_a_project: bool = False):
+        """The model that orders a labelling queue and guesses, and the areas to answer with:
+        for a labelled file, the model's areas, which must be the file's; for a project, its
+        taxonomy's areas, which must be the model's, except in a project of one's own areas
+        with no labels yet, where a first model learns from the areas' descriptions.
+        ``outside_a_project``: with no taxonomy here, the model's own areas (for suggest)."""
+        from .labels import Area, load_areas
+
+        model = self.model()
+        if self.data:  # the user's own areas and labelled file
+            _refuse_other_areas(model, store.current(), self.data)
+            return model, tuple(Area(slug, slug) for slug in model.areas)
+        if not model.card.training_data.uses_area_descriptions:
+            raise UsageError(
+                f"the model was trained on your own labelled file ({model.card.training_data.origin})",
+                fix="Give that file with --data: answers are added to it.",
+            )
+        if outside_a_project and not (Path(self.labels) / AREAS_FILE).exists():
+            return model, tuple(Area(area.slug, area.name) for area in model.card.areas)
+        areas = load_areas(Path(self.labels) / AREAS_FILE)
+        if set(model.areas) == {area.slug for area in areas}:
+            return model, areas
+        if self.model_dir is not None or store.current():
+            raise UsageError(
+                f"the model's areas differ from {Path(self.labels) / AREAS_FILE}",
+                fix="Retrain with 'tagger train', or give your own labelled file with --data.",
+            )
+        from .training import descriptions_model
+
+        return descriptions_model(areas), areas
+
+    def queue(self, abstracts, model, store, n: int, relabel: bool = False):
+        """The abstracts to label, most useful first (or, with ``relabel``, the labels the
+        model doubts most, judged out of fold)."""
+        from .labelling import relabel_queue, suggest
+
+        current = store.current()
+        if relabel:
+            return relabel_queue(abstracts, model, current, n, self.training_set())
+        return suggest(abstracts, model, n, exclude=set(current))
+
+    # -- training ----------------------------------------------------------------------------
+
+    def recipe(self, unlabelled=None, previous_from: str | None = None):
+        """What train runs and evaluate measures: the training set, the pile (the abstracts
+        of ``unlabelled`` paths, or None) and the model in ``previous_from`` that a retrain
+        replaces (None when there is none)."""
+        from .reading import read_abstracts
+        from .retraining import previous_model
+
+        pile = [a.document for a in read_abstracts(unlabelled)] if unlabelled else None
+        return self.training_set(), pile, previous_model(previous_from) if previous_from else None
+
+    def retrain(self, texts: list[str], *, unlabelled=None, search: bool = False, training_set=None):
+        """Train on the labels (``training_set``: read already), save into :attr:`save_to`,
+        and compare with the model there (see :func:`tagger.retraining.retrain`); ``texts``:
+        abstracts to count changes on."""
+        from .retraining import retrain
+
+        training_set = training_set or self.training_set()
+        return retrain(training_set, self.save_to, texts, unlabelled=unlabelled, search=search)
+
+
+def _refuse_other_areas(model, labels: dict[str, str], data: str) -> None:
+    """A model that does not know the areas of the labelled file answers would go to: its
+    areas would be offered, and written into the file (the shipped model's 'llm' in a file of
+    one's own areas)."""
+    theirs = set(labels.values())
+    if not theirs <= set(model.areas):  # (a file of some of the model's areas is of its taxonomy)
+        listed = ", ".join(sorted(theirs)[:8]) + (", ..." if len(theirs) > 8 else "")
+        raise UsageError(
+            f"the model's areas ({', '.join(model.areas[:8])}{', ...' if len(model.areas) > 8 else ''}) "
+            f"are not those of {data} ({listed})",
+            fix=f"Train a model on it first (tagger train --data {data} --model mine) and give --model mine.",
+        )

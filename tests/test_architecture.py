@@ -115,3 +115,19 @@ def test_the_tunable_check_finds_a_patch():
         "tagger.source.MAX_LINE_BYTES"
     ]
     assert patched_tunables('monkeypatch.setattr(sys, "stderr", x)') == []
+
+
+def test_the_command_line_is_arguments_and_printing():
+    """The decisions (which model, which labels, which store, the retrain) are the library's
+    (tagger.project.Project); the command line parses (tagger.arguments) and prints."""
+    cli = (PACKAGE / "cli.py").read_text(encoding="utf-8")
+    assert len(cli.splitlines()) <= 600
+    for decision in ("load_training_set", "read_labelled_file", "LabelledFile(", "ProjectLabels(", "CARD_FILE"):
+        assert decision not in cli, decision
+
+
+def test_the_label_store_parses_no_file_itself():
+    """Label files are read through tagger.reading (one parser, one set of bad-record rules)."""
+    store = (PACKAGE / "labelstore.py").read_text(encoding="utf-8")
+    for parse in ("import csv", "import json", "csv.reader", "json.loads", "csv.DictReader"):
+        assert parse not in store, parse

@@ -421,6 +421,7 @@ def test_idle_connections_neither_hold_the_page_nor_fill_the_terminal(project):
 def test_the_report_of_the_page_tags_the_pile_once_however_many_ask_at_once(tmp_path, monkeypatch, shipped):
     from tagger.labelstore import ProjectLabels
     from tagger.model import Model
+    from tagger.project import Project
     from tagger.reading import read_abstracts
     from tagger.web import labelling_app
 
@@ -435,7 +436,8 @@ def test_the_report_of_the_page_tags_the_pile_once_however_many_ask_at_once(tmp_
 
     monkeypatch.setattr(Model, "predict", counting)
     store = ProjectLabels(tmp_path / "labels", tmp_path / "seeds")
-    app = labelling_app([], (), shipped, store, pile, "pile.jsonl", str(tmp_path / "models"), lambda: None)
+    project = Project(model_dir=str(tmp_path / "models"))
+    app = labelling_app([], (), shipped, project, store, pile, "pile.jsonl")
     pages: list[str] = []
     threads = [threading.Thread(target=lambda: pages.append(app.report(shipped))) for _ in range(8)]
     for thread in threads:

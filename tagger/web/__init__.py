@@ -188,27 +188,21 @@ PILE_COMPARED = 20_000
 
 
 def labelling_app(
-    queue: list[Suggestion],
-    areas: tuple[Area, ...],
-    model: Model,
-    store,
-    pile: list,
-    source: str,
-    folder: str,
-    training_set: Callable[[], Any],
+    queue: list[Suggestion], areas: tuple[Area, ...], model: Model, project, store, pile: list, source: str
 ) -> LabellingApp:
     """The app of ``tagger label --web``: the session over ``queue``, answers saved in
-    ``store`` (:mod:`tagger.labelstore`), a retrain on ``training_set()`` saved into
-    ``folder``, and the report of ``pile`` (the first :data:`PILE_COMPARED` abstracts of the
-    pile: :class:`tagger.reading.Abstract`)."""
+    ``store`` (:mod:`tagger.labelstore`), the retrain of ``project``
+    (:class:`tagger.project.Project`: its labels, saved where it saves), and the report of
+    ``pile`` (the first :data:`PILE_COMPARED` abstracts of the pile:
+    :class:`tagger.reading.Abstract`)."""
     from ..evaluate import figure_text
     from ..report import build, overview_of
-    from ..retraining import retrain
 
     sample = pile[:PILE_COMPARED]
+    folder = project.save_to
 
     def retrain_now() -> tuple[Model, dict]:
-        done = retrain(training_set(), folder, [a.document for a in sample])
+        done = project.retrain([a.document for a in sample])
         compared = done.comparison
         figures = [
             {"figure": name.replace("_", "-"), "before": figure_text(compared["before"][name]),
