@@ -119,6 +119,26 @@ class TextAnalyzer:
         if self.ngram_max not in (1, 2):
             raise ValueError(f"ngram_max must be 1 or 2, not {self.ngram_max!r}")
 
+    def spans(self, text: str) -> list[tuple[str, list[tuple[int, int]]]]:
+        """Each term of ``text`` as :meth:`__call__` makes them (stop words left out before
+        pairing, other non-terms separating pairs), with the character offsets in ``text`` of
+        the words it is made of: where to show it (the labelling page's highlights). Words
+        are found as the analyser finds them, each read as it reads one (NFKC, lower case)."""
+        found = [
+            (unicodedata.normalize("NFKC", match.group()).lower(), match.start(), match.end())
+            for match in _WORD.finditer(text)
+        ]
+        found = [(word, start, end) for word, start, end in found if word not in STOP_WORDS]
+        keep = [is_term(word) for word, _, _ in found]
+        terms = [(word, [(start, end)]) for (word, start, end), kept in zip(found, keep) if kept]
+        if self.ngram_max == 2:
+            terms += [
+                (f"{first[0]} {second[0]}", [first[1:], second[1:]])
+                for (first, first_kept), (second, second_kept) in itertools.pairwise(zip(found, keep))
+                if first_kept and second_kept
+            ]
+        return terms
+
     def __call__(self, text: str) -> list[str]:
         found = [word for word in words(text) if word not in STOP_WORDS]
         keep = [is_term(word) for word in found]

@@ -299,12 +299,13 @@ def test_highlights_mark_whole_words_of_the_terms_in_order(pieces, singles, pair
         (m.start(), m.end(), unicodedata.normalize("NFKC", m.group()).lower())
         for m in re.finditer(r"\w+", text)
     ]
-    term_words = set()
-    for i, (_, _, word) in enumerate(found):
-        pair_before = i > 0 and f"{found[i - 1][2]} {word}" in known
-        pair_after = i + 1 < len(found) and f"{word} {found[i + 1][2]}" in known
-        if word in known or pair_before or pair_after:
-            term_words.add(i)
+    from tagger.features import STOP_WORDS, is_term
+
+    kept = [i for i, (_, _, word) in enumerate(found) if word not in STOP_WORDS]  # as the model pairs
+    term_words = {i for i in kept if is_term(found[i][2]) and found[i][2] in known}
+    for i, j in zip(kept, kept[1:]):
+        if is_term(found[i][2]) and is_term(found[j][2]) and f"{found[i][2]} {found[j][2]}" in known:
+            term_words |= {i, j}
     at = 0
     covered = set()
     for start, end, k in runs:
@@ -484,3 +485,15 @@ def test_the_page_marks_the_right_words_after_an_emoji(project):
             )
     finally:
         page.stop()
+
+
+def test_highlights_pair_words_as_the_model_does():
+    """The model pairs words after leaving stop words out ("robot of the arm" holds the term
+    "robot arm"), and never pairs across a number or makes a term of a stop word: the page
+    shows what the model read, through its own analyser (it paired raw neighbours)."""
+    terms = {"a": (("robot arm", 2.0), ("the", 3.0)), "b": (("arm grasp", 1.0),)}
+    text = "A robot of the arm, 42 grasp."
+    runs = highlights(text, terms, ["a", "b"])
+    marked = [(text[start:end], k) for start, end, k in runs]
+    assert ("robot", 0) in marked and ("arm", 0) in marked
+    assert all(word not in ("the", "grasp", "42") for word, _ in marked)

@@ -24,7 +24,6 @@ import json
 import re
 import secrets
 import threading
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -33,6 +32,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from ..features import TextAnalyzer
 from ..labelling import Session, Suggestion
 from ..labels import Area
 from ..model import Model
@@ -239,8 +239,8 @@ class PageError(Exception):
 def highlights(text: str, terms: dict[str, tuple[tuple[str, float], ...]], order: list[str]) -> list[list]:
     """``text`` cut into runs, each ``[start, end, k]``: the run's character offsets and the
     index in ``order`` of the area its words push toward most (the terms are words and word
-    pairs, as the model reads them, matched without regard to case). Runs without such a word
-    are not listed; the page shows the rest of the text as it is."""
+    pairs, found by the model's own analyser: :meth:`tagger.features.TextAnalyzer.spans`).
+    Runs without such a word are not listed; the page shows the rest of the text as it is."""
     if not text:
         return []
     best: dict[str, tuple[float, int]] = {}
@@ -248,21 +248,14 @@ def highlights(text: str, terms: dict[str, tuple[tuple[str, float], ...]], order
         for term, push in terms[area]:
             if push > best.get(term, (0.0, 0))[0]:
                 best[term] = (push, k)
-    words = [
-        (m.start(), m.end(), unicodedata.normalize("NFKC", m.group()).lower())
-        for m in re.finditer(r"\w+", text)
-    ]
-    marks: list[tuple[float, int] | None] = [best.get(word) for _, _, word in words]
-    for i in range(len(words) - 1):
-        pair = best.get(f"{words[i][2]} {words[i + 1][2]}")
-        if pair:
-            for j in (i, i + 1):
-                if marks[j] is None or marks[j][0] < pair[0]:
-                    marks[j] = pair
+    marks: dict[tuple[int, int], tuple[float, int]] = {}  # a word's span: its strongest term's mark
+    for term, spans in TextAnalyzer(ngram_max=2).spans(text):
+        if (mark := best.get(term)) is not None:
+            for span in spans:
+                if span not in marks or marks[span][0] < mark[0]:
+                    marks[span] = mark
     runs: list[list] = []
-    for (start, end, _), mark in zip(words, marks):
-        if mark is None:
-            continue
+    for (start, end), mark in sorted(marks.items()):
         if runs and runs[-1][2] == mark[1] and text[runs[-1][1] : start].isspace():
             runs[-1][1] = end  # a pair of words, or neighbours of one area: one run
         else:
