@@ -78,28 +78,29 @@ def tag_dataframe(
     model: Model | str | os.PathLike | None = None,
     *,
     review_below: float | None = None,
+    prefix: str = "",
 ):
     """A dask dataframe with a text column (and optionally a title column) -> the same
     dataframe with the prediction columns added, partition by partition, by
-    :func:`tagger.frames.tag_dataframe` (the same values as with pandas and the command
-    line)."""
+    :func:`tagger.frames.tag_dataframe` (the same arguments, and the same values as with
+    pandas and the command line)."""
     from . import frames
 
     dask = _dask()
     model = resolve(model)
     shared = dask.delayed(model, pure=True)
-    meta = frames.tag_dataframe(
-        frame._meta, column, title_column, model
-    )  # the columns, from the one definition
-    return frame.map_partitions(_tag_frame_partition, column, title_column, shared, review_below, meta=meta)
+    meta = frames.tag_dataframe(frame._meta, column, title_column, model, prefix=prefix)  # (its columns)
+    return frame.map_partitions(
+        _tag_frame_partition, column, title_column, shared, review_below, prefix, meta=meta
+    )
 
 
 def _tag_frame_partition(
-    frame, column: str, title_column: str | None, model: Model, review_below: float | None
+    frame, column: str, title_column: str | None, model: Model, review_below: float | None, prefix: str
 ):
     from .frames import tag_dataframe as tag_pandas
 
-    return tag_pandas(frame, column, title_column, model, review_below=review_below)
+    return tag_pandas(frame, column, title_column, model, review_below=review_below, prefix=prefix)
 
 
 def _table(texts: list[str], model: Model, review_below: float | None) -> dict[str, list]:

@@ -35,7 +35,8 @@ from .atomic import atomic_write
 from .errors import LabelError
 from .locking import locked
 from .reading import Abstract, Columns, abstract_id, content_id, field_names
-from .reading.table import TableRecord, read_table
+from .reading.records import Record
+from .reading.table import read_table
 
 LABELS_FILE = "labels.csv"
 LABEL_COLUMNS = ("abstract_id", "area", "title")
@@ -104,7 +105,7 @@ class RecordFile:
                 fix=f"The header row must name {', '.join(names)}{named}.",
             )
 
-    def value(self, record: TableRecord, role: str) -> str:
+    def value(self, record: Record, role: str) -> str:
         """A record's value for a role, as text ('' when it has none)."""
         if record.fields is None:
             return ""
@@ -113,14 +114,14 @@ class RecordFile:
             return ""
         return value.strip() if isinstance(value, str) else str(value)
 
-    def digest(self, record: TableRecord) -> str | None:
+    def digest(self, record: Record) -> str | None:
         """The digest of a record's abstract, None when it has none."""
         text = self.value(record, "abstract")
         return content_id(text) if text else None
 
     # -- writing -----------------------------------------------------------------------------
 
-    def render(self, values: dict[str, str], like: TableRecord | None = None) -> str:
+    def render(self, values: dict[str, str], like: Record | None = None) -> str:
         """A record of ``values`` (role -> value) in this file's dialect: ``like``'s fields
         with those values changed, or a new record of them."""
         named = {self.roles[role]: value for role, value in values.items()}
@@ -151,7 +152,7 @@ class RecordFile:
         """Put ``written`` in the place of the records at ``matches`` (at the first of them),
         or at the end when there are none; the :class:`Answer` that undoes it."""
         replaced = tuple(self.records[i].raw for i in matches)
-        record = TableRecord(written, 0, None)
+        record = Record(None, 0, raw=written)
         if matches:
             self.records[matches[0]] = record
             for i in sorted(matches[1:], reverse=True):
@@ -166,7 +167,7 @@ class RecordFile:
         at = next((i for i, record in enumerate(self.records) if record.raw == answer.written), None)
         if at is None:
             return False
-        self.records[at : at + 1] = [TableRecord(raw, 0, None) for raw in answer.replaced]
+        self.records[at : at + 1] = [Record(None, 0, raw=raw) for raw in answer.replaced]
         return True
 
 
@@ -283,7 +284,7 @@ class ProjectLabels:
             }
             if abstract.id != digest:
                 record["source_id"] = abstract.id
-            texts.records.append(TableRecord(json.dumps(record, ensure_ascii=False) + texts.newline, 0, None))
+            texts.records.append(Record(None, 0, raw=json.dumps(record, ensure_ascii=False) + texts.newline))
             texts.save()
         self._texts().setdefault(digest, set()).add(digest)
 

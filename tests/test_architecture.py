@@ -122,7 +122,13 @@ def test_the_command_line_is_arguments_and_printing():
     (tagger.project.Project); the command line parses (tagger.arguments) and prints."""
     cli = (PACKAGE / "cli.py").read_text(encoding="utf-8")
     assert len(cli.splitlines()) <= 600
-    for decision in ("load_training_set", "read_labelled_file", "LabelledFile(", "ProjectLabels(", "CARD_FILE"):
+    for decision in (
+        "load_training_set",
+        "read_labelled_file",
+        "LabelledFile(",
+        "ProjectLabels(",
+        "CARD_FILE",
+    ):
         assert decision not in cli, decision
 
 

@@ -797,7 +797,9 @@ def test_a_settings_sample_with_more_areas_than_it_can_hold_takes_every_label():
 
     texts = [f"word{a} sample{i}" for a in range(60) for i in range(2)]
     training = labelled_set(texts, [f"area{a}" for a in range(60) for _ in range(2)], "many.csv")
-    assert _stratified_sample(training, 50, random_state=0) is training  # 60 areas: no sample of 50 holds each
+    assert (
+        _stratified_sample(training, 50, random_state=0) is training
+    )  # 60 areas: no sample of 50 holds each
 
 
 def test_an_answer_the_disk_cannot_hold_is_said_on_the_page(shipped):

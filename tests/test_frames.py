@@ -142,3 +142,14 @@ def test_a_dataframe_gets_the_ids_and_tags_the_command_line_writes(capsys, tmp_p
     ]
     own = tagger.tag_dataframe(frame.assign(ID=["x1", "x2"]))  # a frame with its own ids keeps them
     assert "id" not in own.columns and own["ID"].tolist() == ["x1", "x2"]
+
+
+def test_one_tag_dataframe_for_pandas_and_dask():
+    """The Dask helper takes what the pandas one takes (it tags each partition with it)."""
+    import inspect
+
+    from tagger import cluster, frames
+
+    assert list(inspect.signature(cluster.tag_dataframe).parameters) == list(
+        inspect.signature(frames.tag_dataframe).parameters
+    )

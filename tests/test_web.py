@@ -9,6 +9,7 @@ import contextlib
 import csv
 import http.client
 import io
+import itertools
 import json
 import os
 import re
@@ -303,7 +304,7 @@ def test_highlights_mark_whole_words_of_the_terms_in_order(pieces, singles, pair
 
     kept = [i for i, (_, _, word) in enumerate(found) if word not in STOP_WORDS]  # as the model pairs
     term_words = {i for i in kept if is_term(found[i][2]) and found[i][2] in known}
-    for i, j in zip(kept, kept[1:]):
+    for i, j in itertools.pairwise(kept):
         if is_term(found[i][2]) and is_term(found[j][2]) and f"{found[i][2]} {found[j][2]}" in known:
             term_words |= {i, j}
     at = 0

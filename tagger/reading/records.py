@@ -21,14 +21,18 @@ from .source import MAX_LINE_BYTES, _Options, _Source
 
 
 class Record(NamedTuple):
-    """A record a reader found, to make an abstract of: its roles' values (role -> value: the
-    abstract, and the title, id and area where it has them), the line (or Parquet row) it
-    starts on, where that is (for messages), and its kept columns (``--keep``)."""
+    """A record a reader found: its fields (role -> value for an abstract: the abstract, and
+    the title, id and area where it has them; name -> value in a table the label store
+    rewrites; ``None`` for a blank line kept as it is), the line (or Parquet row) it starts
+    on, where that is (for messages), its kept columns (``--keep``), and its text as it
+    stands in the file, line end included (``raw``: read for a table, whose other records an
+    answer leaves byte for byte)."""
 
-    fields: dict
+    fields: dict | None
     line: int
-    where: str
+    where: str = ""
     kept: dict | None = None
+    raw: str = ""
 
 
 DELIMITERS = (",", ";", "\t", "|")  # a CSV file's delimiter is the one its header splits on

@@ -13,18 +13,8 @@ from pathlib import Path
 
 from ..errors import InputError, LabelError
 from .abstracts import Columns
-from .records import BLANK, _shape_fix, _surrogate_problem, csv_rows, header_delimiter, jsonl_values
+from .records import BLANK, Record, _shape_fix, _surrogate_problem, csv_rows, header_delimiter, jsonl_values
 from .source import ENCODING_FIX, ReadReport, _Options, _Source
-
-
-@dataclass(frozen=True)
-class TableRecord:
-    """One record of a file: its text there (line ends included), the line it starts on,
-    and its fields by name (``None`` for a blank line, kept as it is)."""
-
-    raw: str
-    line: int
-    fields: dict | None
 
 
 @dataclass
@@ -34,7 +24,7 @@ class Table:
 
     path: Path
     kind: str
-    records: list[TableRecord] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
     header: list[str] = field(default_factory=list)
     head: str = ""  # the header's text (CSV and TSV)
     bom: str = ""
@@ -83,7 +73,7 @@ def _csv_records(table: Table, source: _Source, first_line: str) -> None:
             table.head, table.header = row.raw, [cell.strip() for cell in row.cells]
             continue
         fields = None if row.cells is None else dict(zip(table.header, row.cells))
-        table.records.append(TableRecord(row.raw, row.line, fields))
+        table.records.append(Record(fields, row.line, raw=row.raw))
 
 
 def _jsonl_records(table: Table, source: _Source) -> None:
@@ -92,7 +82,7 @@ def _jsonl_records(table: Table, source: _Source) -> None:
             raise item
         value, line, number, where = item
         if value is BLANK:
-            table.records.append(TableRecord(line, number, None))
+            table.records.append(Record(None, number, raw=line))
             continue
         if not isinstance(value, dict):
             raise InputError(
@@ -102,4 +92,4 @@ def _jsonl_records(table: Table, source: _Source) -> None:
             )
         if problem := _surrogate_problem(line, value, where):
             raise problem
-        table.records.append(TableRecord(line, number, value))
+        table.records.append(Record(value, number, raw=line))
