@@ -18,6 +18,7 @@ from .errors import InputError, TaggerError, UsageError
 from .prediction import COLUMNS as PREDICTION_COLUMNS
 from .prediction import NO_AREA
 from .project import DEFAULT_MODEL_DIR
+from .schema import located
 from .workers import default_jobs as batch_jobs
 
 EXIT_SKIPPED = 3  # --skip-bad left records out
@@ -245,8 +246,7 @@ def _explain(args: argparse.Namespace) -> int:
     for abstract, prediction in _explained(abstracts, model):
         terms = prediction.top_terms[: args.terms]
         if args.format == "jsonl":
-            record = {"source": abstract.source, "position": abstract.position, "id": abstract.id}
-            record.update({name: getattr(prediction, name) for name in PREDICTION_COLUMNS})
+            record = {**located(abstract), **{name: getattr(prediction, name) for name in PREDICTION_COLUMNS}}
             record["top_terms"] = [[term, round(push, 4)] for term, push in terms]
             print(json.dumps(record, ensure_ascii=False))
             continue

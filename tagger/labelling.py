@@ -22,6 +22,7 @@ from .labels import Area
 from .model import Model
 from .prediction import Prediction, predictions
 from .reading import Abstract, abstract_id
+from .schema import located
 
 NEAR_DUPLICATE = 0.8  # cosine similarity of TF-IDF vectors
 GUESSES = 3
@@ -50,9 +51,7 @@ class Suggestion:
         """The suggestion as plain data (``tagger suggest --format jsonl``)."""
         abstract = self.abstract
         return {
-            "id": abstract.id,
-            "source": abstract.source,
-            "position": abstract.position,
+            **located(abstract),
             "title": abstract.title,
             "margin": round(self.margin, 4),
             "guesses": [{"area": area, "probability": round(p, 4)} for area, p in self.guesses()],

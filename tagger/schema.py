@@ -112,6 +112,14 @@ TAGS = Field("tags", "tags")
 TAGGED = (*ABSTRACT, *PREDICTION, TAGS)
 BY_NAME = {field.name: field for field in TAGGED}
 
+
+def located(abstract) -> dict:
+    """The abstract's fields of a tagged row (its file, its place there, its id), by name:
+    how every record about an abstract (explain's, suggest's, the labelling page's) says
+    which one it is."""
+    return {field.name: getattr(abstract, field.name) for field in ABSTRACT}
+
+
 PREDICTION_COLUMNS = tuple(field.name for field in PREDICTION)
 COLUMNS = tuple(field.name for field in (*ABSTRACT, *PREDICTION))  # before tags and kept columns
 RESERVED = tuple(field.name for field in TAGGED)  # an input column of one of these is kept as input_NAME

@@ -36,6 +36,7 @@ from ..features import TextAnalyzer
 from ..labelling import Session, Suggestion
 from ..labels import Area
 from ..model import Model
+from ..schema import located
 
 HOST = "127.0.0.1"
 TOKEN_HEADER = "X-Tagger-Token"
@@ -116,9 +117,7 @@ class LabellingApp:
         order = sorted(terms)  # by name: the page does not say which area the model prefers
         return {
             "at": self.session.index,  # its place in the queue: every answer names it
-            "id": abstract.id,
-            "source": abstract.source,
-            "position": abstract.position,
+            **located(abstract),
             "title": abstract.title,
             "text": abstract.text,
             "title_marks": in_utf16(abstract.title, highlights(abstract.title, terms, order)),
