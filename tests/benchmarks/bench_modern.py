@@ -1,7 +1,7 @@
 """Modern benchmark: how a model tags hand-labelled abstracts of 2022-24 it never saw.
 
 Usage:
-    python tests/benchmarks/bench_modern.py MODERN.jsonl [--model DIR ...] [--train-years 2022,2023 | --by-year]
+    python tests/benchmarks/bench_modern.py MODERN.jsonl [MORE.jsonl ...] [--model DIR ...] [--train-years 2022,2023 | --by-year]
                                             [--settings abstract_weight=0.3,C=3 ...] [--reliability]
 
 MODERN.jsonl is ``../shared/bench/modern-labelled-dev.jsonl``: abstracts labelled by reading in
@@ -105,15 +105,11 @@ def repository_labels_without(rows: list[dict]):
 
 
 def seen_by(model, rows: list[dict]) -> set:
-    """The ids of ``rows`` whose text ``model`` was trained on (by the digests on its card)."""
-    import hashlib
+    """The ids of ``rows`` whose text ``model`` was trained on (by the text ids on its card)."""
+    from tagger.reading import content_id
 
-    digests = model.card.training_data.labels or {}
-    return {
-        r["id"]
-        for r in rows
-        if hashlib.sha256(document(r["abstract"], r["title"]).encode("utf-8")).hexdigest()[:12] in digests
-    }
+    trained_on = model.card.training_data.labels or {}
+    return {r["id"] for r in rows if content_id(r["abstract"]) in trained_on}
 
 
 def trained_with(rows: list[dict], settings=None, everything: list[dict] | None = None):
@@ -222,7 +218,7 @@ def parse_settings(text: str):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("modern", type=Path)
+    parser.add_argument("modern", type=Path, nargs="+", help="one labelled file or more, measured together")
     parser.add_argument("--model", action="append", default=[])
     parser.add_argument("--train-years", help="comma-separated years whose abstracts become labels")
     parser.add_argument("--by-year", action="store_true", help="hold out each year in turn (see above)")
@@ -238,7 +234,9 @@ def main() -> None:
     )
     parser.add_argument("--repeats", type=int, default=5)
     options = parser.parse_args()
-    rows = load(options.modern)
+    rows = [row for path in options.modern for row in load(path)]
+    if len({r["id"] for r in rows}) != len(rows):
+        raise SystemExit("two rows share an id: give each file once")
     models = [(name or "shipped", load_model(name)) for name in options.model or [None]]
     if options.by_year:
         models.append(("+ labels of the other years", held_out_by_year(rows)))
