@@ -124,6 +124,12 @@ def main() -> None:
         "--retrain", action="store_true", help="also train from labels/ and seeds/ now and show that model"
     )
     parser.add_argument(
+        "--project",
+        type=Path,
+        default=ROOT,
+        help="with --retrain: the project whose labels/ and seeds/ train",
+    )
+    parser.add_argument(
         "--unlabelled",
         type=Path,
         nargs="+",
@@ -164,7 +170,10 @@ def main() -> None:
         for name, settings in variants.items():
             for suffix, pile in piles.items():
                 model = tagger.train(
-                    labels=ROOT / "labels", abstracts=[ROOT / "seeds"], settings=settings, unlabelled=pile
+                    labels=args.project / "labels",
+                    abstracts=[args.project / "seeds"],
+                    settings=settings,
+                    unlabelled=pile,
                 )
                 models[name + suffix] = model
                 seed = model.card.evaluation
