@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -40,6 +41,9 @@ import numpy as np
 from tagger import load_model
 from tagger.evaluate import calibration_bins, expected_calibration_error
 from tagger.reading import document
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from devdata import parse_settings
 
 
 def load(path: Path) -> list[dict]:
@@ -203,17 +207,6 @@ def repeated_folds(rows: list[dict], options) -> None:
             )
             label = f"{text}{', isotonic' if isotonic else ''}"
             print(f"{label}: {options.repeats} x {options.folds} folds: {summary}", flush=True)
-
-
-def parse_settings(text: str):
-    """TrainingSettings of 'NAME=VALUE,...'."""
-    from tagger.settings import TrainingSettings
-
-    values = dict(item.split("=") for item in text.split(","))
-    kinds = {f.name: f.type for f in dataclasses.fields(TrainingSettings)}
-    return TrainingSettings(
-        **{k: (float(v) if "float" in str(kinds[k]) else int(v)) for k, v in values.items()}
-    )
 
 
 def main() -> None:

@@ -31,7 +31,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from devdata import MAPPING, document, figures, load, load_mapping
+from devdata import MAPPING, document, figures, load, load_mapping, parse_settings
 
 import tagger
 from tagger.evaluate import held_out_evaluation
@@ -147,6 +147,13 @@ def main() -> None:
         metavar="NAME=V1,V2",
         help="with --retrain: also train with each of these values of a training setting (repeatable)",
     )
+    parser.add_argument(
+        "--settings",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE,...",
+        help="with --retrain: also train with these training settings fixed (repeatable)",
+    )
     parser.add_argument("--reliability", action="store_true", help="print each model's reliability table")
     parser.add_argument("--misses", type=int, default=0, metavar="N", help="print N confident disagreements")
     args = parser.parse_args()
@@ -166,6 +173,8 @@ def main() -> None:
             kind = type(getattr(TrainingSettings(), name))
             for value in values.split(","):
                 variants[f"{name}={value}"] = dataclasses.replace(TrainingSettings(), **{name: kind(value)})
+        for text in args.settings:
+            variants[text] = parse_settings(text)
         piles = {"": None, " + pile": args.unlabelled} if args.unlabelled else {"": None}
         for name, settings in variants.items():
             for suffix, pile in piles.items():

@@ -70,3 +70,16 @@ def figures(truth: list[str], predicted: list[str], confidence: np.ndarray | Non
         result["ece"] = expected_calibration_error(confidence, correct)
         result["ece_if_calibrated"] = float(np.median(simulated))
     return result
+
+
+def parse_settings(text: str):
+    """TrainingSettings of 'NAME=VALUE,...' (a bool as True or False)."""
+    import dataclasses
+
+    from tagger.settings import TrainingSettings
+
+    values = dict(item.split("=") for item in text.split(","))
+    kinds = {f.name: f.type for f in dataclasses.fields(TrainingSettings)}
+    return TrainingSettings(
+        **{k: (float(v) if "float" in str(kinds[k]) else int(v)) for k, v in values.items()}
+    )
