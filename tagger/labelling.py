@@ -157,7 +157,7 @@ def relabel_queue(
     label cannot be measured out of fold: its abstracts are not in the queue.)"""
     from .training import cross_validate
 
-    validation = cross_validate(training_set, previous=model.card)
+    validation = cross_validate(training_set, model.card.settings)
     rows = validation.rows if validation.rows is not None else np.arange(len(training_set.labels))
     areas = [area.slug for area in training_set.areas]
     out_of_fold = {training_set.ids[i]: validation.probabilities[k] for k, i in enumerate(rows.tolist())}
