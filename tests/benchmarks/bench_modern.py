@@ -116,7 +116,7 @@ def seen_by(model, rows: list[dict]) -> set:
     return {r["id"] for r in rows if content_id(r["abstract"]) in trained_on}
 
 
-def trained_with(rows: list[dict], settings=None, everything: list[dict] | None = None):
+def trained_with(rows: list[dict], settings=None, everything: list[dict] | None = None, plan=None):
     """The shipped recipe trained on the repository's labels without ``everything`` (the whole
     labelled file; default ``rows``) and with ``rows`` as hand labels."""
     import time
@@ -133,7 +133,7 @@ def trained_with(rows: list[dict], settings=None, everything: list[dict] | None 
         ids=base.ids + tuple(abstract_id(r["abstract"]) for r in labelled),
     )
     started = time.perf_counter()
-    model = train(training_set, settings)
+    model = train(training_set, settings, **({"plan": plan} if plan else {}))
     selection = model.card.settings_selection
     print(
         f"trained on {len(training_set.labels)} labels in {time.perf_counter() - started:.0f} s: "
@@ -145,12 +145,12 @@ def trained_with(rows: list[dict], settings=None, everything: list[dict] | None 
     return model, training_set
 
 
-def held_out_by_year(rows: list[dict], settings=None, isotonic: bool = False):
+def held_out_by_year(rows: list[dict], settings=None, isotonic: bool = False, plan=None):
     """:func:`held_out` by year."""
-    return held_out(rows, {r["id"]: r["year"] for r in rows}, settings, isotonic)
+    return held_out(rows, {r["id"]: r["year"] for r in rows}, settings, isotonic, plan)
 
 
-def held_out(rows: list[dict], group: dict, settings=None, isotonic: bool = False):
+def held_out(rows: list[dict], group: dict, settings=None, isotonic: bool = False, plan=None):
     """A function from rows to predictions, each by the recipe trained without its group
     (``group``: a row's id -> its group, a year or a fold); with
     ``isotonic``, each confidence mapped by an isotonic regression of correctness on confidence
@@ -162,7 +162,7 @@ def held_out(rows: list[dict], group: dict, settings=None, isotonic: bool = Fals
 
     by_group = {}
     for key in sorted(set(group.values())):
-        model, training_set = trained_with([r for r in rows if group[r["id"]] != key], settings, rows)
+        model, training_set = trained_with([r for r in rows if group[r["id"]] != key], settings, rows, plan)
         mapping = None
         if isotonic:
             folds = cross_validate(training_set, model.card.settings)
@@ -259,6 +259,13 @@ def main() -> None:
     parser.add_argument(
         "--settings", action="append", default=[], help="NAME=VALUE,... fixed, held out by year"
     )
+    parser.add_argument(
+        "--plan",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE,...",
+        help="also the recipe's search under another plan (tagger.plan.Plan fields), held out by year",
+    )
     parser.add_argument("--reliability", action="store_true", help="print each model's reliability table")
     parser.add_argument(
         "--isotonic", action="store_true", help="with --settings: also each with an isotonic confidence map"
@@ -274,6 +281,14 @@ def main() -> None:
     models = [(name or "shipped", load_model(name)) for name in options.model or [None]]
     if options.by_year:
         models.append(("+ labels of the other years", held_out_by_year(rows)))
+    for text in options.plan:
+        from tagger.plan import Plan
+
+        values = {name: float(value) if "." in value else int(value) for name, value in
+                  (item.split("=") for item in text.split(","))}  # fmt: skip
+        models.append(
+            (f"+ labels of the other years, plan {text}", held_out_by_year(rows, plan=Plan(**values)))
+        )
     if options.plain:
         models.append(("plain baseline, labels of the other years", plain_by_year(rows)))
     for text in options.settings:
