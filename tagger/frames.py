@@ -73,17 +73,18 @@ def matched_columns(
 
 def documents(
     frame, column: str = "abstract", title_column: str | None = None
-) -> tuple[list[str], np.ndarray]:
-    """Which rows have an abstract at all (missing or blank ones do not), and what the
-    classifier reads for each of those (title and abstract, as ``tagger predict`` reads a file
-    with a title column). Columns are matched as :func:`matched_columns` does."""
+) -> tuple[list[str], np.ndarray, list[str]]:
+    """What the classifier reads for each row that has an abstract (title and abstract, as
+    ``tagger predict`` reads a file with a title column), which rows have one at all (missing
+    or blank ones do not), and the text id of each of those (its abstract's, as when read from
+    a file). Columns are matched as :func:`matched_columns` does."""
     column, title_column = matched_columns(frame, column, title_column)
     texts = _text_column(frame, column).astype("string").fillna("")
     titles = _text_column(frame, title_column).astype("string").fillna("") if title_column else None
     present = texts.str.strip().str.len().to_numpy() > 0
     title_list = titles.tolist() if titles is not None else [""] * len(texts)
-    docs = [document(text, title) for text, title, ok in zip(texts.tolist(), title_list, present) if ok]
-    return docs, present
+    kept = [(text, title) for text, title, ok in zip(texts.tolist(), title_list, present) if ok]
+    return [document(text, title) for text, title in kept], present, [content_id(text) for text, _ in kept]
 
 
 def tag_dataframe(
@@ -116,11 +117,10 @@ def tag_dataframe(
             fix="Pass prefix= (for example prefix='predicted_'), or rename that column.",
         )
     model = resolve(model)
-    docs, present = documents(frame, column, title_column)
+    docs, present, ids = documents(frame, column, title_column)
     probabilities = model.predict_proba(docs)
     table = prediction_table(probabilities, model, review_below, digits=None)
-    texts = _text_column(frame, matched_columns(frame, column, title_column)[0]).astype("string").fillna("")
-    table["id"] = [content_id(text) for text, ok in zip(texts.tolist(), present) if ok]
+    table["id"] = ids
     table["tags"] = default_tags(probabilities, model.areas)
     columns = {}
     for name in added:

@@ -287,7 +287,7 @@ def labelled(
     if isinstance(data, (str, os.PathLike)):
         return read_labelled_file(data, columns)
     if hasattr(data, "columns"):
-        from .frames import documents, matched_columns
+        from .frames import documents
 
         found = field_names([c for c in data.columns if isinstance(c, str)], columns)
         if areas is not None or "area" not in found:
@@ -296,12 +296,11 @@ def labelled(
                 fix="Name the column of areas with label_column=.",
             )
         title = columns.title if columns.title != "title" else None
-        docs, present = documents(data, columns.abstract, title)
+        docs, present, ids = documents(data, columns.abstract, title)
         if not present.all():
             raise UsageError(f"{(~present).sum()} row(s) have no abstract", fix="Fill them in or drop them.")
-        texts = data[matched_columns(data, columns.abstract, title)[0]].astype(str).tolist()
         labels = data[found["area"]].astype(str).str.strip().tolist()
-        return labelled_set(docs, labels, "dataframe", ids=[content_id(text) for text in texts])
+        return labelled_set(docs, labels, "dataframe", ids=ids)
     if areas is None or isinstance(data, (str, bytes)):
         raise UsageError(
             "train takes a labelled file, a dataframe, or a list of abstracts with a list of areas",
