@@ -149,8 +149,7 @@ def out_of_fold_scores(
         f"{len(training_set.labels):,}", f"{len(training_set.slugs):,}", scheme, len(tasks),
         min(jobs, len(tasks)),
     )  # fmt: skip
-    with _one_blas_thread():
-        results = known + run_all(_fold_task, training_set, tasks, jobs)
+    results = known + run_all(_fold_task, training_set, tasks, jobs)  # (each fold on one BLAS thread)
     n = len(training_set.labels)
     result = []
     for i in range(len(candidates)):
@@ -356,8 +355,7 @@ def successive_halving(
         for group in _feature_groups(candidates).values()
     ]
     log.info("narrowing %s candidate settings down on one fold", len(candidates))
-    with _one_blas_thread():
-        parts = run_all(_fold_task, training_set, tasks, default_jobs())
+    parts = run_all(_fold_task, training_set, tasks, default_jobs())
     scores = {i: both for part in parts for i, both in part.items()}
     return {i: _macro_f1(scores[i][0], truth[test_index]) for i in range(len(candidates))}, scores
 
