@@ -16,7 +16,7 @@ import numpy as np
 
 from .evaluate import CALIBRATION_BINS, Bins
 from .model import Model
-from .schema import BY_NAME, PREDICTION_COLUMNS, RESERVED
+from .schema import BY_NAME, PREDICTION_COLUMNS, RESERVED, Field
 
 WORTH_A_LOOK = 15  # abstracts in each list
 TERMS = 12  # terms shown per area
@@ -38,9 +38,9 @@ class Row:
     label: str
 
 
-# The columns of a tags file the report reads (tagger.schema), and those it reads if present.
+# The columns of a tags file the report needs (tagger.schema); it reads title and needs_review
+# too where they are.
 NEEDED = ("source", "position", "id", "area", "confidence", "runner_up", "runner_up_confidence")
-OPTIONAL = ("title", "needs_review")
 CHUNK_ROWS = 50_000  # a tags file is read this many rows at a time: millions of rows stream
 
 
@@ -156,10 +156,10 @@ def read_tags(
 
 
 def _text(frame, column: str, n: int) -> np.ndarray:
+    """A column of text of a tags file, read as the schema reads text; empty where it is not."""
     if column not in frame.columns:
         return np.full(n, "", dtype=object)
-    values = frame[column].tolist()
-    return np.array(["" if value is None or value != value else str(value) for value in values], dtype=object)
+    return Field(column, "text").read(frame[column].tolist(), where=None)
 
 
 def _chunks(path: str, label_column: str | None, chunk_rows: int):
