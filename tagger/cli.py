@@ -17,7 +17,7 @@ from . import arguments, output, reading
 from .errors import InputError, TaggerError, UsageError
 from .prediction import COLUMNS as PREDICTION_COLUMNS
 from .prediction import NO_AREA
-from .project import DEFAULT_MODEL_DIR
+from .project import DEFAULT_MODEL_DIR, Project
 from .schema import located
 from .workers import default_jobs as batch_jobs
 
@@ -63,8 +63,6 @@ def _keep(value: str | None) -> tuple[str, ...]:
 
 def _project(args: argparse.Namespace):
     """Where the command's labels, texts and model are (see :class:`tagger.project.Project`)."""
-    from .project import Project
-
     data = getattr(args, "data", None)
     abstracts = getattr(args, "abstracts", ("seeds",))
     return Project(

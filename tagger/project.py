@@ -291,7 +291,8 @@ class Project:
         abstracts to count changes on."""
         from .retraining import retrain
 
-        training_set = training_set or self.training_set()
+        if training_set is None:
+            training_set = self.training_set()
         return retrain(training_set, self.save_to, texts, unlabelled=unlabelled, search=search)
 
 
