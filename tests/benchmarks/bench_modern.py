@@ -63,6 +63,7 @@ def measure(model, rows: list[dict]) -> dict:
     truth = np.array([r["area"] for r in labelled])
     alt = np.array([r.get("alt") or "" for r in labelled])
     confidence = np.array([p.confidence for p in predictions])
+    unflagged = ~np.array([p.needs_review for p in predictions], dtype=bool)
     strict = areas == truth
     per_area = {}
     for area in sorted(set(truth) | set(areas)):
@@ -89,6 +90,8 @@ def measure(model, rows: list[dict]) -> dict:
         "macro_f1": float(np.mean(f1)),
         "ece": float(expected_calibration_error(confidence, strict)),
         "mean_confidence": float(confidence.mean()),
+        "unflagged": float(unflagged.mean()),
+        "unflagged_strict": float(strict[unflagged].mean()) if unflagged.any() else float("nan"),
         "none_flagged": float(np.mean(flagged)) if flagged else float("nan"),
         "none": len(none),
         "per_area": per_area,
@@ -329,6 +332,7 @@ def main() -> None:
             f"\n{name}: n {figures['n']}, accuracy strict {figures['strict']:.3f}, "
             f"with the second area {figures['lenient']:.3f}, macro-F1 {figures['macro_f1']:.3f}, "
             f"ECE {figures['ece']:.3f}, mean confidence {figures['mean_confidence']:.3f}; "
+            f"not flagged {figures['unflagged']:.2f}, right {figures['unflagged_strict']:.3f} strict; "
             f"'none' flagged {figures['none_flagged']:.2f} of {figures['none']}"
         )
         if options.reliability:
