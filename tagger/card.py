@@ -24,12 +24,11 @@ from .calibration import (
     TopLabelMap,
 )
 from .errors import ModelError, TaggerError
-from .settings import FEATURE_FIELDS, TrainingSettings
+from .settings import BEFORE, FEATURE_FIELDS, TrainingSettings
 
 # 2: the calibration has an evidence scale (a version-1 card reads as evidence scale 0).
 # 3: and a top-label map, and says what it was fitted on (a version-2 card reads as no map).
 FORMAT_VERSION = 3
-CLASSIFIER_TYPE = "LogisticRegression"
 
 
 @dataclass(frozen=True)
@@ -204,7 +203,7 @@ class ModelCard:
             "n_features": n_features,
         }
         classifier = {
-            "type": CLASSIFIER_TYPE,
+            "type": "LogisticRegression + ComplementNB" if self.settings.bayes_weight else "LogisticRegression",
             "fit_intercept": self.settings.fit_intercept,
             **{k: v for k, v in settings.items() if k not in FEATURE_FIELDS},
         }
@@ -230,9 +229,9 @@ class ModelCard:
             "ngram_max": analyzer.get("ngram_max"),
             **{k: features.get(k) for k in FEATURE_FIELDS if k != "ngram_max"},
             **{
-                k: classifier[k]  # settings added later keep their defaults in older cards
+                k: classifier.get(k, BEFORE.get(k))  # settings added later: see settings.BEFORE
                 for k in TrainingSettings.field_names()
-                if k not in FEATURE_FIELDS and k in classifier
+                if k not in FEATURE_FIELDS and (k in classifier or k in BEFORE)
             },
         }
         fields = {**data, "settings": settings, "n_features": features.get("n_features")}

@@ -23,9 +23,16 @@ LIMITS: dict[str, tuple[float, float, bool]] = {
     "abstract_weight": (1e-4, 1e4, False),
     "description_weight": (1e-4, 1e4, False),
     "pseudo_label_weight": (1e-4, 1.0, False),
+    "bayes_weight": (0.0, 100.0, False),
+    "bayes_smoothing": (1e-6, 10.0, False),
     "review_accuracy": (0.01, 1.0, False),
     "max_iter": (1, 100_000, True),
 }
+
+
+# What a setting was before it existed: a model card written before lacks it, and reads back
+# as the model it describes was trained (its retrain keeps the same recipe).
+BEFORE: dict[str, object] = {"bayes_weight": 0.0}
 
 
 @dataclass(frozen=True)
@@ -41,7 +48,10 @@ class TrainingSettings:
     (n labelled abstracts, k areas with labels), so labels count for more as they grow;
     each description weighs ``description_weight``. Pseudo-labelled abstracts of a pile
     (self-training) weigh ``pseudo_label_weight`` times as much as hand-labelled ones, by the
-    same rule. ``review_accuracy``: predictions at or above the review threshold were right
+    same rule. ``bayes_weight``: how much a complement naive Bayes fitted on the same weighted
+    documents adds to the logistic regression's scores (0: the regression alone), and
+    ``bayes_smoothing`` its additive smoothing (see :class:`tagger.fitting.BlendedClassifier`).
+    ``review_accuracy``: predictions at or above the review threshold were right
     this often in cross-validation.
     """
 
@@ -50,9 +60,11 @@ class TrainingSettings:
     min_df: int = 1
     C: float = 30.0
     balance_areas: bool = True
-    abstract_weight: float = 0.03
+    abstract_weight: float = 0.1
     description_weight: float = 1.0
     pseudo_label_weight: float = 0.25
+    bayes_weight: float = 2.0
+    bayes_smoothing: float = 0.01
     review_accuracy: float = 0.9
     max_iter: int = 5000
 

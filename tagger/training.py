@@ -219,9 +219,10 @@ def _fold_scores(
             train_matrix = vectorizer.fit_transform(texts)
         test_matrix, probe_matrix = vectorizer.transform(held_out), vectorizer.transform(probes)
         known = (evidence(held_out, vectorizer.vocabulary_), evidence(probes, vectorizer.vocabulary_))
-        warm: dict[bool, object] = {}  # along increasing C, each fit starts from the last one
-        for i in sorted(members, key=lambda i: (candidates[i].balance_areas, candidates[i].C)):
-            classifier = warm.setdefault(candidates[i].balance_areas, _classifier(candidates[i]))
+        # Along increasing C, each fit starts from the last one of the same other settings.
+        warm: dict[TrainingSettings, object] = {}
+        for i in sorted(members, key=lambda i: candidates[i].C):
+            classifier = warm.setdefault(replace(candidates[i], C=1.0), _classifier(candidates[i]))
             classifier.set_params(C=candidates[i].C, warm_start=True)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", category=UserWarning)

@@ -1,0 +1,315 @@
+"""Recipe designs compared, fast: each design's tags on abstracts its fit never saw, from two
+sources at once (what the recipe's settings must be chosen for, never one pool alone).
+
+Usage:
+    python tests/benchmarks/bench_recipes.py MODERN.jsonl [MORE.jsonl ...] --conference DEV.jsonl
+                                             [--designs NAME,NAME ...]
+
+- Modern, held out by year: each year of the labelled MODERN files (``area`` not ``none``) in
+  turn is tagged by a fit on the repository's labels (``labels/`` and ``seeds/``, without the
+  MODERN abstracts), the other years' labels, and the area descriptions: strict, lenient (area
+  or ``alt``), macro-F1, and ECE of the raw probabilities (before the recipe's calibration).
+- Conference: the development abstracts (areas by ``dev-area-mapping.json``) tagged by a fit
+  on all of it: accuracy, macro-F1, raw ECE.
+
+A design is a function from (labelled texts, their areas, the areas) to a fitted predictor of
+probabilities; the designs are experiments around the shipped recipe's fit
+(tagger.fitting.documents), without its settings search or calibration, to choose what the
+recipe becomes. Nothing is written anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_modern import load, repository_labels_without  # noqa: E402
+from devdata import MAPPING, load_mapping  # noqa: E402
+from devdata import load as load_conference  # noqa: E402
+
+from tagger.evaluate import expected_calibration_error  # noqa: E402
+from tagger.features import TextAnalyzer  # noqa: E402
+from tagger.reading import document  # noqa: E402
+
+
+def _vectorizer(ngram_max=2, min_df=1):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return TfidfVectorizer(analyzer=TextAnalyzer(ngram_max=ngram_max), sublinear_tf=True, min_df=min_df)
+
+
+def _balanced(labels, scale):
+    from collections import Counter
+
+    counts = Counter(labels)
+    n, k = len(labels), len(counts)
+    return np.array([scale * n / (k * counts[a]) for a in labels])
+
+
+class Mixed:
+    """The shipped fit: labels and descriptions in one logistic regression, the labels' mass per
+    area ``aw * n / k`` (or ``aw * mass_n / k`` with ``mass_n`` fixed), each description 1."""
+
+    def __init__(self, aw=0.03, C=30.0, ngram_max=2, mass_n=None, classifier=None, vectorizer=None, extra=()):
+        self.aw, self.C, self.ngram_max, self.mass_n = aw, C, ngram_max, mass_n
+        self.classifier, self.vectorizer, self.extra = classifier, vectorizer, extra
+
+    def fit(self, texts, labels, areas):
+        from sklearn.linear_model import LogisticRegression
+
+        n = len(labels)
+        scale = self.aw * (self.mass_n / n if self.mass_n else 1.0)
+        weights = list(_balanced(labels, scale))
+        docs = list(texts) + [a.document() for a in areas]
+        ys = list(labels) + [a.slug for a in areas]
+        weights += [1.0] * len(areas)
+        self.vec = self.vectorizer() if self.vectorizer else _vectorizer(self.ngram_max)
+        if self.extra:
+            self.vec.fit(docs + list(self.extra))
+            X = self.vec.transform(docs)
+        else:
+            X = self.vec.fit_transform(docs)
+        self.clf = (
+            self.classifier() if self.classifier else LogisticRegression(C=self.C, fit_intercept=False, max_iter=5000)
+        )
+        self.clf.fit(X, ys, sample_weight=np.array(weights))
+        self.classes_ = self.clf.classes_
+        return self
+
+    def predict_proba(self, texts):
+        return self.clf.predict_proba(self.vec.transform(texts))
+
+    def decision(self, texts):
+        return self.clf.decision_function(self.vec.transform(texts))
+
+
+class Experts:
+    """Two fits, their log-probabilities added: one on the descriptions alone (what an area is),
+    one on the labels (with the descriptions at weight ``aw``); ``beta`` weighs the first."""
+
+    def __init__(self, beta=0.5, aw=0.03, C=30.0, C_desc=30.0, ngram_max=2):
+        self.beta = beta
+        self.labels = Mixed(aw=aw, C=C, ngram_max=ngram_max)
+        self.C_desc, self.ngram_max = C_desc, ngram_max
+
+    def fit(self, texts, labels, areas):
+        self.labels.fit(texts, labels, areas)
+        from sklearn.linear_model import LogisticRegression
+
+        self.dvec = _vectorizer(self.ngram_max)
+        X = self.dvec.fit_transform([a.document() for a in areas])
+        self.dclf = LogisticRegression(C=self.C_desc, fit_intercept=False, max_iter=5000).fit(
+            X, [a.slug for a in areas]
+        )
+        assert list(self.dclf.classes_) == list(self.labels.classes_)
+        self.classes_ = self.labels.classes_
+        return self
+
+    def predict_proba(self, texts):
+        from scipy.special import softmax
+
+        a = np.log(np.clip(self.labels.predict_proba(texts), 1e-12, 1))
+        b = np.log(np.clip(self.dclf.predict_proba(self.dvec.transform(texts)), 1e-12, 1))
+        return softmax(a + self.beta * b, axis=1)
+
+
+class Blend:
+    """One linear model: the logistic regression's scores plus ``beta`` times complement naive
+    Bayes' (both linear in the same TF-IDF features, so their sum is a linear classifier)."""
+
+    def __init__(self, beta=1.0, alpha=0.3, aw=0.03, nb_aw=None, vectorizer=None, C=30.0):
+        self.beta, self.alpha, self.aw, self.nb_aw, self.vectorizer, self.C = beta, alpha, aw, nb_aw, vectorizer, C
+
+    def fit(self, texts, labels, areas):
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.naive_bayes import ComplementNB
+
+        docs = list(texts) + [a.document() for a in areas]
+        ys = list(labels) + [a.slug for a in areas]
+        self.vec = self.vectorizer() if self.vectorizer else _vectorizer(2)
+        X = self.vec.fit_transform(docs)
+        weights = np.concatenate([_balanced(labels, self.aw), np.ones(len(areas))])
+        self.lr = LogisticRegression(C=self.C, fit_intercept=False, max_iter=5000).fit(X, ys, sample_weight=weights)
+        nb_weights = np.concatenate([_balanced(labels, self.nb_aw), np.ones(len(areas))]) if self.nb_aw else None
+        self.nb = ComplementNB(alpha=self.alpha).fit(X, ys, sample_weight=nb_weights)
+        assert list(self.nb.classes_) == list(self.lr.classes_)
+        self.classes_ = self.lr.classes_
+        return self
+
+    def scores(self, texts):
+        X = self.vec.transform(texts)
+        nb = X @ self.nb.feature_log_prob_.T
+        nb = nb - nb.mean(1, keepdims=True)
+        return self.lr.decision_function(X) + self.beta * np.asarray(nb)
+
+    def predict_proba(self, texts):
+        from scipy.special import softmax
+
+        return softmax(self.scores(texts), axis=1)
+
+
+def _pile(n=20000):
+    import gzip
+
+    path = Path(__file__).resolve().parents[3] / "shared" / "bench" / "preprint-pile-2025.jsonl.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as lines:
+        rows = [json.loads(line) for _, line in zip(range(n), lines)]
+    return [document(r["abstract"], r.get("title", "")) for r in rows]
+
+
+def _cnb(alpha=0.3):
+    from sklearn.naive_bayes import ComplementNB
+
+    return lambda: ComplementNB(alpha=alpha)
+
+
+def _sgd(alpha=1e-4, loss="modified_huber"):
+    from sklearn.linear_model import SGDClassifier
+
+    return lambda: SGDClassifier(loss=loss, alpha=alpha, class_weight=None, max_iter=50, random_state=0, fit_intercept=False)
+
+
+def _words_and_characters():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.pipeline import FeatureUnion
+
+    return FeatureUnion(
+        [
+            ("words", _vectorizer(2)),
+            ("characters", TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True, min_df=2, lowercase=True)),
+        ]
+    )
+
+
+DESIGNS = {
+    "blendw0.3": lambda: Blend(0.3, nb_aw=0.03),
+    "blendw1": lambda: Blend(1.0, nb_aw=0.03),
+    "blendw3": lambda: Blend(3.0, nb_aw=0.03),
+    "blendw1-a0.1": lambda: Blend(1.0, alpha=0.1, nb_aw=0.03),
+    "blend0.3": lambda: Blend(0.3),
+    "blend1": lambda: Blend(1.0),
+    "blend3": lambda: Blend(3.0),
+    "blend10": lambda: Blend(10.0),
+    "blend1-chars": lambda: Blend(1.0, vectorizer=_words_and_characters),
+    "blend3-chars": lambda: Blend(3.0, vectorizer=_words_and_characters),
+    "pile-idf": lambda: Mixed(0.03, extra=_pile()),
+    "cnb0.3": lambda: Mixed(0.03, classifier=_cnb(0.3)),
+    "cnb0.1": lambda: Mixed(0.03, classifier=_cnb(0.1)),
+    "sgd-huber": lambda: Mixed(0.03, classifier=_sgd()),
+    "chars": lambda: Mixed(0.03, vectorizer=_words_and_characters),
+    "chars-aw0.01": lambda: Mixed(0.01, vectorizer=_words_and_characters),
+
+    "shipped-aw0.03": lambda: Mixed(0.03),
+    "shipped-aw0.01": lambda: Mixed(0.01),
+    "shipped-aw0.003": lambda: Mixed(0.003),
+    "mass363-aw0.03": lambda: Mixed(0.03, mass_n=363),
+    "mass363-aw0.1": lambda: Mixed(0.1, mass_n=363),
+    "experts-b0.5": lambda: Experts(0.5),
+    "experts-b1": lambda: Experts(1.0),
+    "experts-b2": lambda: Experts(2.0),
+    "experts-b1-aw0.1": lambda: Experts(1.0, aw=0.1),
+    "experts-b1-aw0.3": lambda: Experts(1.0, aw=0.3),
+}
+
+
+def _parametric(name: str):
+    """``blend:beta=1,alpha=0.1,nb_aw=0.03`` (or ``mixed:...``): a design of those arguments."""
+    kind, _, arguments = name.partition(":")
+    values = {}
+    for pair in filter(None, arguments.split(",")):
+        key, _, value = pair.partition("=")
+        values[key] = _words_and_characters if value == "chars" else float(value)
+    return lambda: {"blend": Blend, "mixed": Mixed}[kind](**values)
+
+
+def figures(model, texts, truth, alt=None):
+    from sklearn.metrics import f1_score
+
+    probabilities = model.predict_proba(texts)
+    classes = np.asarray(model.classes_)
+    best = probabilities.argmax(1)
+    predicted = classes[best]
+    confidence = probabilities[np.arange(len(best)), best]
+    truth = np.asarray(truth)
+    strict = predicted == truth
+    result = {
+        "strict": strict.mean(),
+        "f1": f1_score(truth, predicted, labels=sorted(set(truth)), average="macro", zero_division=0),
+        "ece": expected_calibration_error(confidence, strict),
+    }
+    if alt is not None:
+        result["lenient"] = (strict | (predicted == np.asarray(alt))).mean()
+    return result, predicted, confidence
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("modern", type=Path, nargs="+")
+    parser.add_argument("--conference", type=Path, required=True)
+    parser.add_argument("--designs", default=";".join(DESIGNS), help="names or kind:arg=value,... separated by ;")
+    parser.add_argument("--confusion", action="store_true", help="print each design's confusions by year")
+    args = parser.parse_args()
+
+    rows = [r for path in args.modern for r in load(path)]
+    base = repository_labels_without(rows)
+    labelled = [r for r in rows if r["area"] != "none"]
+    conference = load_conference(args.conference, load_mapping(MAPPING))
+    conf_texts = [document(r["abstract"], r["title"]) for r in conference]
+    conf_truth = [r["area"] for r in conference]
+    years = sorted({r["year"] for r in labelled})
+    for name in args.designs.split(";"):
+        started = time.perf_counter()
+        make = DESIGNS.get(name) or _parametric(name)
+        truth, predicted, alt, confidence = [], [], [], []
+        for year in years:
+            train = [r for r in labelled if r["year"] != year]
+            test = [r for r in labelled if r["year"] == year]
+            model = make().fit(
+                list(base.texts) + [document(r["abstract"], r["title"]) for r in train],
+                list(base.labels) + [r["area"] for r in train],
+                base.areas,
+            )
+            _, p, c = figures(model, [document(r["abstract"], r["title"]) for r in test], [r["area"] for r in test])
+            truth += [r["area"] for r in test]
+            alt += [r.get("alt") or "" for r in test]
+            predicted += list(p)
+            confidence += list(c)
+        truth, predicted, alt = map(np.asarray, (truth, predicted, alt))
+        strict = predicted == truth
+        from sklearn.metrics import f1_score
+
+        by_year = {
+            "strict": strict.mean(),
+            "lenient": (strict | (predicted == alt)).mean(),
+            "f1": f1_score(truth, predicted, labels=sorted(set(truth)), average="macro"),
+            "ece": expected_calibration_error(np.asarray(confidence), strict),
+        }
+        if args.confusion:
+            import pandas as pd
+
+            table = pd.crosstab(pd.Series(truth, name="reader"), pd.Series(predicted, name="tagged"))
+            print(table.to_string())
+            misses = pd.Series([f"{t}->{p}" for t, p, a in zip(truth, predicted, alt) if p != t and p != a])
+            print(misses.value_counts().head(15).to_string())
+        model = make().fit(
+            list(base.texts) + [document(r["abstract"], r["title"]) for r in labelled],
+            list(base.labels) + [r["area"] for r in labelled],
+            base.areas,
+        )
+        conf, _, _ = figures(model, conf_texts, conf_truth)
+        print(
+            f"{name:22s} by year {by_year['strict']:.3f} / {by_year['lenient']:.3f} / F1 {by_year['f1']:.3f} / "
+            f"rawECE {by_year['ece']:.3f} | conference {conf['strict']:.3f} / F1 {conf['f1']:.3f} / "
+            f"rawECE {conf['ece']:.3f}   ({time.perf_counter() - started:.0f} s)",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

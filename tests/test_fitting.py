@@ -1,0 +1,97 @@
+"""The classifier the recipe fits: a logistic regression plus complement naive Bayes, one linear
+model (tagger.fitting.BlendedClassifier)."""
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.sparse import csr_matrix
+from sklearn.linear_model import LogisticRegression
+from sklearn.naive_bayes import ComplementNB
+
+from tagger.card import ModelCard
+from tagger.fitting import BlendedClassifier
+from tagger.settings import TrainingSettings
+
+RNG = np.random.default_rng(0)
+X = csr_matrix(RNG.random((30, 12)) * (RNG.random((30, 12)) < 0.4))
+Y = np.array(["a", "b", "c"] * 10)
+WEIGHTS = RNG.random(30) + 0.5
+
+
+def test_without_naive_bayes_it_is_the_logistic_regression():
+    blend = BlendedClassifier(C=3.0, bayes_weight=0.0).fit(X, Y, sample_weight=WEIGHTS)
+    plain = LogisticRegression(C=3.0, fit_intercept=False, max_iter=5000).fit(X, Y, sample_weight=WEIGHTS)
+    np.testing.assert_allclose(blend.coef_, plain.coef_)
+    np.testing.assert_allclose(blend.predict_proba(X), plain.predict_proba(X), atol=1e-12)
+
+
+def test_the_blend_adds_naive_bayes_log_probabilities_centred_over_the_areas():
+    blend = BlendedClassifier(C=3.0, bayes_weight=2.0, bayes_smoothing=0.1).fit(X, Y, sample_weight=WEIGHTS)
+    plain = LogisticRegression(C=3.0, fit_intercept=False, max_iter=5000).fit(X, Y, sample_weight=WEIGHTS)
+    bayes = ComplementNB(alpha=0.1).fit(X, Y, sample_weight=WEIGHTS)
+    centred = bayes.feature_log_prob_ - bayes.feature_log_prob_.mean(axis=0)
+    np.testing.assert_allclose(blend.coef_, plain.coef_ + 2.0 * centred)
+    # naive Bayes ranks the areas as the blend's added scores do
+    added = np.asarray(X @ centred.T)
+    np.testing.assert_array_equal(bayes.classes_[added.argmax(1)], bayes.predict(X))
+    scores = blend.decision_function(X)
+    expected = np.exp(scores - scores.max(1, keepdims=True))
+    np.testing.assert_allclose(blend.predict_proba(X), expected / expected.sum(1, keepdims=True))
+    assert list(blend.predict(X)) == list(blend.classes_[scores.argmax(1)])
+
+
+def test_two_areas_blend_on_the_regressions_one_row():
+    two = Y != "c"
+    blend = BlendedClassifier(C=3.0, bayes_weight=1.0).fit(X[two], Y[two])
+    assert blend.coef_.shape == (1, X.shape[1])
+    bayes = ComplementNB(alpha=0.01).fit(X[two], Y[two])
+    plain = LogisticRegression(C=3.0, fit_intercept=False, max_iter=5000).fit(X[two], Y[two])
+    side = bayes.feature_log_prob_[1] - bayes.feature_log_prob_[0]
+    np.testing.assert_allclose(blend.coef_[0], plain.coef_[0] + side)
+    probabilities = blend.predict_proba(X[two])
+    np.testing.assert_allclose(probabilities.sum(1), 1.0)
+    assert list(blend.classes_[probabilities.argmax(1)]) == list(blend.predict(X[two]))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.floats(0, 10), st.floats(1e-3, 1.0))
+def test_warm_starts_fit_what_a_cold_fit_does(weight, smoothing):
+    warm = BlendedClassifier(C=0.3, bayes_weight=weight, bayes_smoothing=smoothing, warm_start=True)
+    warm.fit(X, Y, sample_weight=WEIGHTS)
+    warm.set_params(C=3.0).fit(X, Y, sample_weight=WEIGHTS)
+    cold = BlendedClassifier(C=3.0, bayes_weight=weight, bayes_smoothing=smoothing).fit(X, Y, sample_weight=WEIGHTS)
+    np.testing.assert_allclose(warm.predict_proba(X), cold.predict_proba(X), atol=1e-3)
+
+
+def test_candidates_differing_in_naive_bayes_are_scored_each_with_its_own(seed_set):
+    """In a fold, fits along increasing C start from the last one: only one of the same other
+    settings (a candidate with another naive Bayes weight is fitted with its own)."""
+    from tagger.training import out_of_fold_scores
+
+    data = seed_set
+    pair = [TrainingSettings(C=10.0, bayes_weight=0.0), TrainingSettings(C=30.0, bayes_weight=3.0)]
+    together = out_of_fold_scores(data, pair)
+    for settings_, scored in zip(pair, together):
+        (alone,) = out_of_fold_scores(data, [settings_])
+        np.testing.assert_allclose(scored.scores.raw, alone.scores.raw, atol=1e-6)
+
+
+def test_a_card_written_before_naive_bayes_reads_as_the_regression_alone(shipped):
+    data = json.loads(json.dumps(shipped.card.to_dict()))
+    del data["classifier"]["bayes_weight"]
+    del data["classifier"]["bayes_smoothing"]
+    data["classifier"]["type"] = "LogisticRegression"
+    settings_ = ModelCard.from_dict(data).settings
+    assert settings_.bayes_weight == 0.0
+    assert settings_.bayes_smoothing == TrainingSettings().bayes_smoothing
+
+
+@pytest.mark.parametrize(("weight", "kind"), [(0.0, "LogisticRegression"), (2.0, "LogisticRegression + ComplementNB")])
+def test_the_card_names_the_classifier_it_describes(shipped, weight, kind):
+    import dataclasses
+
+    card = dataclasses.replace(shipped.card, settings=TrainingSettings(bayes_weight=weight))
+    assert card.to_dict()["classifier"]["type"] == kind
