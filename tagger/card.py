@@ -203,7 +203,7 @@ class ModelCard:
             "n_features": n_features,
         }
         classifier = {
-            "type": "LogisticRegression + ComplementNB" if self.settings.bayes_weight else "LogisticRegression",
+            "type": "LogisticRegression" + (" + ComplementNB" if self.settings.bayes_weight else ""),
             "fit_intercept": self.settings.fit_intercept,
             **{k: v for k, v in settings.items() if k not in FEATURE_FIELDS},
         }

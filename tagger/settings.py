@@ -65,7 +65,7 @@ class TrainingSettings:
     pseudo_label_weight: float = 0.25
     bayes_weight: float = 2.0
     bayes_smoothing: float = 0.01
-    review_accuracy: float = 0.9
+    review_accuracy: float = 0.93
     max_iter: int = 5000
 
     def __post_init__(self) -> None:

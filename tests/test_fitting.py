@@ -62,7 +62,9 @@ def test_warm_starts_fit_what_a_cold_fit_does(weight, smoothing):
     warm = BlendedClassifier(C=0.3, bayes_weight=weight, bayes_smoothing=smoothing, warm_start=True)
     warm.fit(X, Y, sample_weight=WEIGHTS)
     warm.set_params(C=3.0).fit(X, Y, sample_weight=WEIGHTS)
-    cold = BlendedClassifier(C=3.0, bayes_weight=weight, bayes_smoothing=smoothing).fit(X, Y, sample_weight=WEIGHTS)
+    cold = BlendedClassifier(C=3.0, bayes_weight=weight, bayes_smoothing=smoothing).fit(
+        X, Y, sample_weight=WEIGHTS
+    )
     np.testing.assert_allclose(warm.predict_proba(X), cold.predict_proba(X), atol=1e-3)
 
 
@@ -89,7 +91,9 @@ def test_a_card_written_before_naive_bayes_reads_as_the_regression_alone(shipped
     assert settings_.bayes_smoothing == TrainingSettings().bayes_smoothing
 
 
-@pytest.mark.parametrize(("weight", "kind"), [(0.0, "LogisticRegression"), (2.0, "LogisticRegression + ComplementNB")])
+@pytest.mark.parametrize(
+    ("weight", "kind"), [(0.0, "LogisticRegression"), (2.0, "LogisticRegression + ComplementNB")]
+)
 def test_the_card_names_the_classifier_it_describes(shipped, weight, kind):
     import dataclasses
 

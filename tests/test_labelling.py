@@ -9,7 +9,7 @@ import time
 from collections import Counter
 
 import pytest
-from conftest import LABELS, ROOT, copy_project
+from conftest import LABELS, ROOT, SEED_FILES, copy_project
 
 from tagger import load_model
 from tagger.cli import main
@@ -55,11 +55,10 @@ def test_suggest_picks_unsure_typical_and_different_abstracts(shipped, tmp_path)
 
 
 def test_no_predicted_area_takes_the_whole_queue(shipped):
-    """Sentences of the seeds as a pile: margin sampling alone crowds the queue with a few
-    areas; suggest spreads it over the predicted areas."""
-    sentences = [
-        s for a in read_abstracts([ROOT / "seeds"]) for s in a.text.split(". ") if len(s.split()) > 8
-    ]
+    """Sentences of the seeds and the development set's abstracts as a pile: margin sampling
+    alone crowds the queue with a few areas; suggest spreads it over the predicted areas."""
+    files = [*SEED_FILES, ROOT / "seeds" / "modern-2022-24.jsonl"]
+    sentences = [s for a in read_abstracts(files) for s in a.text.split(". ") if len(s.split()) > 8]
     pile = [Abstract(str(i), text, "pile", i, i) for i, text in enumerate(sentences)]
     balanced = Counter(item.prediction.area for item in suggest(pile, shipped, n=12))
     plain = Counter(

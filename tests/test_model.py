@@ -61,7 +61,8 @@ def test_predict_many_keeps_order_and_equals_one_at_a_time(shipped):
 
 def test_the_model_argument_is_used(shipped):
     text = "Robots grasp cups."
-    hotter = shipped.with_card(calibration=replace(shipped.card.calibration, temperature=1.0))
+    temperature = 10 * shipped.card.calibration.temperature
+    hotter = shipped.with_card(calibration=replace(shipped.card.calibration, temperature=temperature))
     mine, default = predict(text, model=hotter), predict(text)
     assert mine.scores == pytest.approx(hotter.predict(text).scores, abs=1e-15)
     assert mine.confidence < default.confidence - 0.2  # a cooler softmax: clearly another model

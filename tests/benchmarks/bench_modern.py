@@ -332,7 +332,7 @@ def main() -> None:
             f"\n{name}: n {figures['n']}, accuracy strict {figures['strict']:.3f}, "
             f"with the second area {figures['lenient']:.3f}, macro-F1 {figures['macro_f1']:.3f}, "
             f"ECE {figures['ece']:.3f}, mean confidence {figures['mean_confidence']:.3f}; "
-            f"not flagged {figures['unflagged']:.2f}, right {figures['unflagged_strict']:.3f} strict; "
+            f"not flagged {figures['unflagged']:.3f}, right {figures['unflagged_strict']:.3f} strict; "
             f"'none' flagged {figures['none_flagged']:.2f} of {figures['none']}"
         )
         if options.reliability:

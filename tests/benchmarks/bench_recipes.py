@@ -3,7 +3,8 @@ sources at once (what the recipe's settings must be chosen for, never one pool a
 
 Usage:
     python tests/benchmarks/bench_recipes.py MODERN.jsonl [MORE.jsonl ...] --conference DEV.jsonl
-                                             [--designs NAME,NAME ...]
+                                             [--designs "NAME;blend:beta=2,alpha=0.01,aw=0.1,nb_aw=0.1"]
+                                             [--confusion]
 
 - Modern, held out by year: each year of the labelled MODERN files (``area`` not ``none``) in
   turn is tagged by a fit on the repository's labels (``labels/`` and ``seeds/``, without the
@@ -29,13 +30,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_modern import load, repository_labels_without  # noqa: E402
-from devdata import MAPPING, load_mapping  # noqa: E402
-from devdata import load as load_conference  # noqa: E402
+from bench_modern import load, repository_labels_without
+from devdata import MAPPING, load_mapping
+from devdata import load as load_conference
 
-from tagger.evaluate import expected_calibration_error  # noqa: E402
-from tagger.features import TextAnalyzer  # noqa: E402
-from tagger.reading import document  # noqa: E402
+from tagger.evaluate import expected_calibration_error
+from tagger.features import TextAnalyzer
+from tagger.reading import document
 
 
 def _vectorizer(ngram_max=2, min_df=1):
@@ -76,7 +77,9 @@ class Mixed:
         else:
             X = self.vec.fit_transform(docs)
         self.clf = (
-            self.classifier() if self.classifier else LogisticRegression(C=self.C, fit_intercept=False, max_iter=5000)
+            self.classifier()
+            if self.classifier
+            else LogisticRegression(C=self.C, fit_intercept=False, max_iter=5000)
         )
         self.clf.fit(X, ys, sample_weight=np.array(weights))
         self.classes_ = self.clf.classes_
@@ -124,7 +127,14 @@ class Blend:
     Bayes' (both linear in the same TF-IDF features, so their sum is a linear classifier)."""
 
     def __init__(self, beta=1.0, alpha=0.3, aw=0.03, nb_aw=None, vectorizer=None, C=30.0):
-        self.beta, self.alpha, self.aw, self.nb_aw, self.vectorizer, self.C = beta, alpha, aw, nb_aw, vectorizer, C
+        self.beta, self.alpha, self.aw, self.nb_aw, self.vectorizer, self.C = (
+            beta,
+            alpha,
+            aw,
+            nb_aw,
+            vectorizer,
+            C,
+        )
 
     def fit(self, texts, labels, areas):
         from sklearn.linear_model import LogisticRegression
@@ -135,8 +145,12 @@ class Blend:
         self.vec = self.vectorizer() if self.vectorizer else _vectorizer(2)
         X = self.vec.fit_transform(docs)
         weights = np.concatenate([_balanced(labels, self.aw), np.ones(len(areas))])
-        self.lr = LogisticRegression(C=self.C, fit_intercept=False, max_iter=5000).fit(X, ys, sample_weight=weights)
-        nb_weights = np.concatenate([_balanced(labels, self.nb_aw), np.ones(len(areas))]) if self.nb_aw else None
+        self.lr = LogisticRegression(C=self.C, fit_intercept=False, max_iter=5000).fit(
+            X, ys, sample_weight=weights
+        )
+        nb_weights = (
+            np.concatenate([_balanced(labels, self.nb_aw), np.ones(len(areas))]) if self.nb_aw else None
+        )
         self.nb = ComplementNB(alpha=self.alpha).fit(X, ys, sample_weight=nb_weights)
         assert list(self.nb.classes_) == list(self.lr.classes_)
         self.classes_ = self.lr.classes_
@@ -172,7 +186,9 @@ def _cnb(alpha=0.3):
 def _sgd(alpha=1e-4, loss="modified_huber"):
     from sklearn.linear_model import SGDClassifier
 
-    return lambda: SGDClassifier(loss=loss, alpha=alpha, class_weight=None, max_iter=50, random_state=0, fit_intercept=False)
+    return lambda: SGDClassifier(
+        loss=loss, alpha=alpha, class_weight=None, max_iter=50, random_state=0, fit_intercept=False
+    )
 
 
 def _words_and_characters():
@@ -182,39 +198,32 @@ def _words_and_characters():
     return FeatureUnion(
         [
             ("words", _vectorizer(2)),
-            ("characters", TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True, min_df=2, lowercase=True)),
+            (
+                "characters",
+                TfidfVectorizer(
+                    analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True, min_df=2, lowercase=True
+                ),
+            ),
         ]
     )
 
 
+# The designs measured (docs/evaluation.md, "Choosing the recipe"); any other as kind:arg=value,...
 DESIGNS = {
-    "blendw0.3": lambda: Blend(0.3, nb_aw=0.03),
-    "blendw1": lambda: Blend(1.0, nb_aw=0.03),
-    "blendw3": lambda: Blend(3.0, nb_aw=0.03),
-    "blendw1-a0.1": lambda: Blend(1.0, alpha=0.1, nb_aw=0.03),
-    "blend0.3": lambda: Blend(0.3),
-    "blend1": lambda: Blend(1.0),
-    "blend3": lambda: Blend(3.0),
-    "blend10": lambda: Blend(10.0),
-    "blend1-chars": lambda: Blend(1.0, vectorizer=_words_and_characters),
-    "blend3-chars": lambda: Blend(3.0, vectorizer=_words_and_characters),
-    "pile-idf": lambda: Mixed(0.03, extra=_pile()),
-    "cnb0.3": lambda: Mixed(0.03, classifier=_cnb(0.3)),
-    "cnb0.1": lambda: Mixed(0.03, classifier=_cnb(0.1)),
+    "before": lambda: Mixed(0.03),  # the recipe before the blend: labels weigh 0.03
+    "before-aw0.003": lambda: Mixed(0.003),
+    "before-mass363": lambda: Mixed(0.03, mass_n=363),  # the labels' mass held at 363 labels'
+    "experts": lambda: Experts(1.0),  # a descriptions-only model's log-probabilities added
+    "complement-nb": lambda: Mixed(0.03, classifier=_cnb(0.1)),
     "sgd-huber": lambda: Mixed(0.03, classifier=_sgd()),
-    "chars": lambda: Mixed(0.03, vectorizer=_words_and_characters),
-    "chars-aw0.01": lambda: Mixed(0.01, vectorizer=_words_and_characters),
-
-    "shipped-aw0.03": lambda: Mixed(0.03),
-    "shipped-aw0.01": lambda: Mixed(0.01),
-    "shipped-aw0.003": lambda: Mixed(0.003),
-    "mass363-aw0.03": lambda: Mixed(0.03, mass_n=363),
-    "mass363-aw0.1": lambda: Mixed(0.1, mass_n=363),
-    "experts-b0.5": lambda: Experts(0.5),
-    "experts-b1": lambda: Experts(1.0),
-    "experts-b2": lambda: Experts(2.0),
-    "experts-b1-aw0.1": lambda: Experts(1.0, aw=0.1),
-    "experts-b1-aw0.3": lambda: Experts(1.0, aw=0.3),
+    "characters": lambda: Mixed(0.03, vectorizer=_words_and_characters),
+    "pile-idf": lambda: Mixed(0.03, extra=_pile()),  # IDF of 20,000 preprints of every subject
+    "blend": lambda: Blend(2.0, alpha=0.01, aw=0.1, nb_aw=0.1),  # the recipe now (settings' defaults)
+    "blend-beta1": lambda: Blend(1.0, alpha=0.01, aw=0.1, nb_aw=0.1),
+    "blend-beta3": lambda: Blend(3.0, alpha=0.01, aw=0.1, nb_aw=0.1),
+    "blend-alpha0.1": lambda: Blend(2.0, alpha=0.1, aw=0.1, nb_aw=0.1),
+    "blend-aw0.03": lambda: Blend(2.0, alpha=0.01, aw=0.03, nb_aw=0.03),
+    "blend-aw0.3": lambda: Blend(2.0, alpha=0.01, aw=0.3, nb_aw=0.3),
 }
 
 
@@ -252,7 +261,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("modern", type=Path, nargs="+")
     parser.add_argument("--conference", type=Path, required=True)
-    parser.add_argument("--designs", default=";".join(DESIGNS), help="names or kind:arg=value,... separated by ;")
+    parser.add_argument(
+        "--designs", default=";".join(DESIGNS), help="names or kind:arg=value,... separated by ;"
+    )
     parser.add_argument("--confusion", action="store_true", help="print each design's confusions by year")
     args = parser.parse_args()
 
@@ -275,7 +286,9 @@ def main() -> None:
                 list(base.labels) + [r["area"] for r in train],
                 base.areas,
             )
-            _, p, c = figures(model, [document(r["abstract"], r["title"]) for r in test], [r["area"] for r in test])
+            _, p, c = figures(
+                model, [document(r["abstract"], r["title"]) for r in test], [r["area"] for r in test]
+            )
             truth += [r["area"] for r in test]
             alt += [r.get("alt") or "" for r in test]
             predicted += list(p)
