@@ -17,9 +17,9 @@ from sklearn.utils.validation import check_is_fitted
 from .errors import ArgumentError
 from .labels import labelled
 from .reading import document
-from .settings import TrainingSettings
+from .settings import TrainingSettings, default_settings
 
-_DEFAULTS = TrainingSettings()  # the one set of defaults: the estimator's are these
+_DEFAULTS = default_settings(use_descriptions=False)  # the one set of defaults: the estimator's are these
 
 
 class TaggerClassifier(ClassifierMixin, BaseEstimator):
@@ -34,6 +34,8 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
         min_df: int = _DEFAULTS.min_df,
         C: float = _DEFAULTS.C,
         balance_areas: bool = _DEFAULTS.balance_areas,
+        bayes_weight: float = _DEFAULTS.bayes_weight,
+        bayes_smoothing: float = _DEFAULTS.bayes_smoothing,
         review_accuracy: float = _DEFAULTS.review_accuracy,
         max_iter: int = _DEFAULTS.max_iter,
     ) -> None:
@@ -42,6 +44,8 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
         self.min_df = min_df
         self.C = C
         self.balance_areas = balance_areas
+        self.bayes_weight = bayes_weight
+        self.bayes_smoothing = bayes_smoothing
         self.review_accuracy = review_accuracy
         self.max_iter = max_iter
 

@@ -59,7 +59,7 @@ from .labels import Area, TrainingSet
 from .model import Model
 from .plan import PLAN, Plan
 from .prediction import right
-from .settings import TrainingSettings
+from .settings import TrainingSettings, default_settings
 from .workers import default_jobs, run_all
 
 # What training is doing, a stage at a time (the command line shows it on a terminal).
@@ -281,7 +281,7 @@ def select_settings(
     in full, as the benchmark does to check the narrowing); the last ones are cross-validated
     in full."""
     grid_values = dict(plan.grid)
-    base = base or TrainingSettings()
+    base = base or default_settings(training_set.use_descriptions)
     grid = [dict(zip(grid_values, values)) for values in itertools.product(*grid_values.values())]
     candidates = [replace(base, **point) for point in grid]
     truth = training_set.label_indices()
@@ -475,9 +475,10 @@ def choose_settings(
         grid.update(plan.grid)
     if training_set.use_descriptions and len(training_set.labels) >= plan.weight_from:
         grid.update(plan.weight_grid)
+    base = default_settings(training_set.use_descriptions)
     if not grid:
-        return TrainingSettings(), None
-    chosen, selection, _ = select_settings(sample, TrainingSettings(), plan.with_grid(grid))
+        return base, None
+    chosen, selection, _ = select_settings(sample, base, plan.with_grid(grid))
     return chosen, selection
 
 
@@ -653,7 +654,7 @@ def descriptions_model(areas: tuple[Area, ...]) -> Model:
     training_set = TrainingSet(
         areas=areas, texts=(), labels=(), ids=(), use_descriptions=True, origin="the areas' descriptions"
     )
-    settings = TrainingSettings()
+    settings = default_settings(use_descriptions=True)
     pipeline = fit_pipeline(training_set, settings)
     none = Evaluation(
         scheme="none: no hand labels yet", labelled_abstracts=0, accuracy=0.0, macro_f1=0.0, ece=0.0,

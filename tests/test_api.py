@@ -105,10 +105,12 @@ def test_an_empty_abstract_is_refused_by_python_as_by_the_command_line(capsys, t
 
 def test_the_estimator_trains_with_the_one_set_of_default_settings():
     from tagger.estimator import TaggerClassifier
-    from tagger.settings import TrainingSettings
+    from tagger.settings import default_settings
 
-    defaults, params = TrainingSettings(), TaggerClassifier().get_params()
+    # the estimator learns from texts and labels alone: the defaults without area descriptions
+    defaults, params = default_settings(use_descriptions=False), TaggerClassifier().get_params()
     assert params and all(value == getattr(defaults, name) for name, value in params.items())
+    assert params["bayes_weight"] == 0.0
 
 
 def test_every_function_taking_a_model_takes_its_folder(tmp_path, shipped):

@@ -15,7 +15,7 @@ from tagger.fitting import fit_pipeline
 from tagger.labels import Area, TrainingSet, read_labelled_file
 from tagger.plan import Plan
 from tagger.reading import read_abstracts
-from tagger.settings import TrainingSettings
+from tagger.settings import TrainingSettings, default_settings
 from tagger.training import cross_validate, export
 
 SEED_TEXTS = [a.text for a in read_abstracts(SEED_FILES)]
@@ -315,7 +315,17 @@ def test_train_search_chooses_anew(tmp_path, capsys):
 def test_few_labels_keep_the_default_settings(tmp_path):
     model = train(labelled_file(tmp_path, n_per_area=4))
     assert model.card.settings_selection is None
-    assert model.card.settings == TrainingSettings()
+    assert model.card.settings == default_settings(use_descriptions=False)
+
+
+def test_naive_bayes_is_blended_in_with_area_descriptions_only(tmp_path, shipped):
+    """A labelled corpus of its own categories (no descriptions) is fitted by the regression
+    alone; a project's taxonomy with descriptions blends naive Bayes in."""
+    own = train(labelled_file(tmp_path, n_per_area=4))
+    assert own.card.settings.bayes_weight == 0.0
+    assert own.card.to_dict()["classifier"]["type"] == "LogisticRegression"
+    assert shipped.card.training_data.uses_area_descriptions and shipped.card.settings.bayes_weight == 2.0
+    assert shipped.card.to_dict()["classifier"]["type"] == "LogisticRegression + ComplementNB"
 
 
 @pytest.mark.slow  # trains end to end
