@@ -4,7 +4,7 @@ round after round, against a user who labels abstracts picked at random.
 Usage:
     python tests/benchmarks/bench_loop.py DEV.jsonl [--mapping FILE] [--rounds 10] [--per-round 20]
         [--seeds 3] [--unlabelled] [--strategies suggest,margin,random] [--plot loop.png]
-    python tests/benchmarks/bench_loop.py --modern MODERN.jsonl [--rounds 5] [--per-round 20] [--seeds 5]
+    python tests/benchmarks/bench_loop.py --modern MODERN.jsonl [MORE.jsonl ...] [--rounds 5] [--per-round 20] [--seeds 5]
                                           [--settings abstract_weight=0.1,C=30]
 
 With ``--modern`` (``../shared/bench/modern-labelled-dev.jsonl``, hand-labelled abstracts of
@@ -97,14 +97,21 @@ def run_loop(strategy, base, pile, area_of, test, rounds, per_round, unlabelled,
     return curve
 
 
-def modern_loop(path: Path, rounds: int, per_round: int, seeds: int, settings=None, unlabelled=False) -> None:
+def modern_loop(
+    paths: list[Path], rounds: int, per_round: int, seeds: int, settings=None, unlabelled=False
+) -> None:
     """The loop on hand-labelled modern abstracts (see the module's docstring)."""
     import json
 
     from bench_modern import repository_labels_without
     from sklearn.model_selection import train_test_split
 
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [
+        json.loads(line)
+        for path in paths
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     base = repository_labels_without(rows)
     rows = [r for r in rows if r["area"] != "none"]
     abstracts = [
@@ -170,7 +177,7 @@ def modern_loop(path: Path, rounds: int, per_round: int, seeds: int, settings=No
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("abstracts", type=Path, nargs="?")
-    parser.add_argument("--modern", type=Path, help="the loop on hand-labelled modern abstracts")
+    parser.add_argument("--modern", type=Path, nargs="+", help="the loop on hand-labelled modern abstracts")
     parser.add_argument(
         "--settings", help="with --modern: NAME=VALUE,... fixed training settings (no search)"
     )

@@ -126,7 +126,9 @@ class Blend:
     """One linear model: the logistic regression's scores plus ``beta`` times complement naive
     Bayes' (both linear in the same TF-IDF features, so their sum is a linear classifier)."""
 
-    def __init__(self, beta=1.0, alpha=0.3, aw=0.03, nb_aw=None, vectorizer=None, C=30.0):
+    def __init__(
+        self, beta=1.0, alpha=0.3, aw=0.03, nb_aw=None, vectorizer=None, C=30.0, binary=0.0, norm=0.0
+    ):
         self.beta, self.alpha, self.aw, self.nb_aw, self.vectorizer, self.C = (
             beta,
             alpha,
@@ -135,6 +137,7 @@ class Blend:
             vectorizer,
             C,
         )
+        self.binary, self.norm = binary, norm
 
     def fit(self, texts, labels, areas):
         from sklearn.linear_model import LogisticRegression
@@ -151,7 +154,8 @@ class Blend:
         nb_weights = (
             np.concatenate([_balanced(labels, self.nb_aw), np.ones(len(areas))]) if self.nb_aw else None
         )
-        self.nb = ComplementNB(alpha=self.alpha).fit(X, ys, sample_weight=nb_weights)
+        nb_X = (X > 0).astype(float) if self.binary else X
+        self.nb = ComplementNB(alpha=self.alpha, norm=bool(self.norm)).fit(nb_X, ys, sample_weight=nb_weights)
         assert list(self.nb.classes_) == list(self.lr.classes_)
         self.classes_ = self.lr.classes_
         return self
@@ -166,6 +170,20 @@ class Blend:
         from scipy.special import softmax
 
         return softmax(self.scores(texts), axis=1)
+
+
+def _other():
+    from tagger.labels import Area
+
+    return Area(
+        "other",
+        "Outside these areas",
+        "Research outside the areas of machine learning above: graph mining and network analysis, logic, "
+        "knowledge representation and reasoning, planning and scheduling, time series and forecasting, "
+        "recommender systems, human-computer interaction, databases, software engineering, social choice "
+        "and multi-agent systems, and work of other sciences without machine learning.",
+        ("graphs", "knowledge representation", "logic", "time series", "recommendation", "user study"),
+    )
 
 
 def _pile(n=20000):
@@ -265,10 +283,20 @@ def main() -> None:
         "--designs", default=";".join(DESIGNS), help="names or kind:arg=value,... separated by ;"
     )
     parser.add_argument("--confusion", action="store_true", help="print each design's confusions by year")
+    parser.add_argument(
+        "--other",
+        action="store_true",
+        help="the abstracts labelled none become labels of an area 'other' (described as _other says)",
+    )
     args = parser.parse_args()
 
     rows = [r for path in args.modern for r in load(path)]
     base = repository_labels_without(rows)
+    areas = base.areas
+    if args.other:
+        areas = (*areas, _other())
+        for r in rows:
+            r["area"] = "other" if r["area"] == "none" else r["area"]
     labelled = [r for r in rows if r["area"] != "none"]
     conference = load_conference(args.conference, load_mapping(MAPPING))
     conf_texts = [document(r["abstract"], r["title"]) for r in conference]
@@ -284,7 +312,7 @@ def main() -> None:
             model = make().fit(
                 list(base.texts) + [document(r["abstract"], r["title"]) for r in train],
                 list(base.labels) + [r["area"] for r in train],
-                base.areas,
+                areas,
             )
             _, p, c = figures(
                 model, [document(r["abstract"], r["title"]) for r in test], [r["area"] for r in test]
@@ -313,9 +341,16 @@ def main() -> None:
         model = make().fit(
             list(base.texts) + [document(r["abstract"], r["title"]) for r in labelled],
             list(base.labels) + [r["area"] for r in labelled],
-            base.areas,
+            areas,
         )
         conf, _, _ = figures(model, conf_texts, conf_truth)
+        if args.other:
+            known = truth != "other"
+            print(
+                f"{name}: on the abstracts with an area, strict {(predicted == truth)[known].mean():.3f}, "
+                f"tagged other {(predicted == 'other')[known].mean():.3f}; of the {(~known).sum()} 'none', "
+                f"tagged other {(predicted == 'other')[~known].mean():.3f}"
+            )
         print(
             f"{name:22s} by year {by_year['strict']:.3f} / {by_year['lenient']:.3f} / F1 {by_year['f1']:.3f} / "
             f"rawECE {by_year['ece']:.3f} | conference {conf['strict']:.3f} / F1 {conf['f1']:.3f} / "
