@@ -78,7 +78,9 @@ def pick(strategy, pile, chosen, model, per_round, rng) -> tuple[list[Abstract],
     if strategy == "random":
         picked = [rest[i] for i in rng.choice(len(rest), per_round, replace=False)]
     else:
-        options = {"margin": {"density": 0.0, "diversity": 0.0, "balance": 0.0}}.get(strategy, {})
+        name, _, given = strategy.partition(":")  # suggest:density=3,diversity=0.5: other weights
+        options = {"margin": {"density": 0.0, "diversity": 0.0, "balance": 0.0}}.get(name, {})
+        options |= {key: float(value) for key, _, value in (p.partition("=") for p in given.split(",") if p)}
         picked = [s.abstract for s in suggest(rest, model, per_round, **options)]
     return picked, [a for a in rest if a not in picked]
 
@@ -98,8 +100,9 @@ def run_loop(strategy, base, pile, area_of, test, rounds, per_round, unlabelled,
 
 
 def modern_loop(
-    paths: list[Path], rounds: int, per_round: int, seeds: int, settings=None, unlabelled=False
-) -> None:
+    paths: list[Path], rounds: int, per_round: int, seeds: int, settings=None, unlabelled=False,
+    strategies: tuple[str, ...] = ("suggest", "random"),
+) -> None:  # fmt: skip
     """The loop on hand-labelled modern abstracts (see the module's docstring)."""
     import json
 
@@ -128,7 +131,7 @@ def modern_loop(
         lenient = np.mean([p in (area_of[a.id], alt_of[a.id]) for p, a in zip(areas, test)])
         return float(strict), float(lenient)
 
-    results = {"suggest": [], "random": []}
+    results: dict[str, list] = {name: [] for name in strategies}
     started = time.perf_counter()
     for seed in range(seeds):
         pile, test = train_test_split(
@@ -163,15 +166,16 @@ def modern_loop(
     print(f"{'labels':>7s}" + "".join(f"{name:>18s}" for name in curves))
     for i in range(rounds + 1):
         print(f"{i * per_round:7d}" + "".join(f"{c[i][0]:11.3f} / {c[i][1]:.3f}" for c in curves.values()))
-    gains = np.asarray(results["suggest"])[:, -1, 0] - np.asarray(results["suggest"])[:, 0, 0]
-    over_random = np.asarray(results["suggest"])[:, -1, 0] - np.asarray(results["random"])[:, -1, 0]
-    random_gains = np.asarray(results["random"])[:, -1, 0] - np.asarray(results["random"])[:, 0, 0]
-    print(
-        f"\nafter {rounds * per_round} labels: suggest over no labels {np.median(gains):+.3f} "
-        f"(per split {', '.join(f'{g:+.3f}' for g in gains)}); random over no labels "
-        f"{np.median(random_gains):+.3f}; suggest over random {np.median(over_random):+.3f} "
-        f"(per split {', '.join(f'{g:+.3f}' for g in over_random)})"
-    )
+    for name, runs in results.items():
+        last, first = np.asarray(runs)[:, -1, 0], np.asarray(runs)[:, 0, 0]
+        line = f"after {rounds * per_round} labels: {name} over no labels {np.median(last - first):+.3f}"
+        if name != "random" and "random" in results:
+            over_random = last - np.asarray(results["random"])[:, -1, 0]
+            line += (
+                f"; over random {np.median(over_random):+.3f} "
+                f"(per split {', '.join(f'{g:+.3f}' for g in over_random)})"
+            )
+        print(line)
 
 
 def main() -> None:
@@ -186,7 +190,11 @@ def main() -> None:
     parser.add_argument("--per-round", type=int, default=20)
     parser.add_argument("--seeds", type=int, default=3, help="random runs (median reported)")
     parser.add_argument("--unlabelled", action="store_true", help="retrain with the rest of the pile too")
-    parser.add_argument("--strategies", default="suggest,margin,random")
+    parser.add_argument(
+        "--strategies",
+        help="separated by ';': suggest, margin, random, or suggest:density=3,... (default: "
+        "suggest;margin;random, with --modern suggest;random)",
+    )
     parser.add_argument("--plot", type=Path, help="write the learning curves to this PNG")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
@@ -194,7 +202,10 @@ def main() -> None:
         from bench_modern import parse_settings
 
         settings = parse_settings(args.settings) if args.settings else None
-        modern_loop(args.modern, args.rounds, args.per_round, args.seeds, settings, args.unlabelled)
+        strategies = tuple(args.strategies.split(";")) if args.strategies else ("suggest", "random")
+        modern_loop(
+            args.modern, args.rounds, args.per_round, args.seeds, settings, args.unlabelled, strategies
+        )
         return
     rows = load(args.abstracts, load_mapping(args.mapping))
     pile_rows = [r for r in rows if r["venue"].startswith(PILE_VENUE)]
@@ -212,7 +223,7 @@ def main() -> None:
     ceiling = score(everything, *test)
     print(f"every pile abstract labelled ({len(pile)}): accuracy {ceiling[0]:.3f}, macro-F1 {ceiling[1]:.3f}")
     curves = {}
-    for strategy in args.strategies.split(","):
+    for strategy in (args.strategies or "suggest;margin;random").split(";"):
         runs = range(args.seeds) if strategy == "random" else [0]
         results = [
             run_loop(

@@ -2,7 +2,7 @@
 abstract gets, for each rule of choosing them, on hand-labelled abstracts the model did not see.
 
 Usage:
-    python tests/benchmarks/bench_tags.py MODERN.jsonl
+    python tests/benchmarks/bench_tags.py MODERN.jsonl [MORE.jsonl ...]
 
 MODERN.jsonl is ``../shared/bench/modern-labelled-dev.jsonl``. Each year's abstracts are tagged
 by the recipe trained without that year (as ``bench_modern.py --by-year``); for each rule,
@@ -25,10 +25,10 @@ from tagger.prediction import RUNNER_UP_TAG, top_areas
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("modern", type=Path)
+    parser.add_argument("modern", type=Path, nargs="+")
     options = parser.parse_args()
-    rows = [r for r in load(options.modern) if r["area"] != "none"]
-    predictions = held_out_by_year(load(options.modern))(rows)
+    rows = [r for path in options.modern for r in load(path) if r["area"] != "none"]
+    predictions = held_out_by_year([r for path in options.modern for r in load(path)])(rows)
     areas = list(predictions[0].scores)
     probabilities = np.array([list(p.scores.values()) for p in predictions])
     rules = {"top 1": (1, 0.0), "top 2": (2, 0.0)}
