@@ -28,9 +28,12 @@ def test_without_naive_bayes_it_is_the_logistic_regression():
     np.testing.assert_allclose(blend.predict_proba(X), plain.predict_proba(X), atol=1e-12)
 
 
-def test_the_blend_adds_naive_bayes_log_probabilities_centred_over_the_areas():
-    blend = BlendedClassifier(C=3.0, bayes_weight=2.0, bayes_smoothing=0.1).fit(X, Y, sample_weight=WEIGHTS)
-    plain = LogisticRegression(C=3.0, fit_intercept=False, max_iter=5000).fit(X, Y, sample_weight=WEIGHTS)
+@pytest.mark.parametrize("intercept", [False, True])
+def test_the_blend_adds_naive_bayes_log_probabilities_centred_over_the_areas(intercept):
+    blend = BlendedClassifier(C=3.0, fit_intercept=intercept, bayes_weight=2.0, bayes_smoothing=0.1)
+    blend.fit(X, Y, sample_weight=WEIGHTS)
+    plain = LogisticRegression(C=3.0, fit_intercept=intercept, max_iter=5000).fit(X, Y, sample_weight=WEIGHTS)
+    np.testing.assert_allclose(blend.intercept_, plain.intercept_)
     bayes = ComplementNB(alpha=0.1).fit(X, Y, sample_weight=WEIGHTS)
     centred = bayes.feature_log_prob_ - bayes.feature_log_prob_.mean(axis=0)
     np.testing.assert_allclose(blend.coef_, plain.coef_ + 2.0 * centred)
