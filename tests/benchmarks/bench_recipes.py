@@ -126,9 +126,7 @@ class Blend:
     """One linear model: the logistic regression's scores plus ``beta`` times complement naive
     Bayes' (both linear in the same TF-IDF features, so their sum is a linear classifier)."""
 
-    def __init__(
-        self, beta=1.0, alpha=0.3, aw=0.03, nb_aw=None, vectorizer=None, C=30.0, binary=0.0, norm=0.0
-    ):
+    def __init__(self, beta=1.0, alpha=0.3, aw=0.03, nb_aw=None, vectorizer=None, C=30.0, **options):
         self.beta, self.alpha, self.aw, self.nb_aw, self.vectorizer, self.C = (
             beta,
             alpha,
@@ -137,7 +135,9 @@ class Blend:
             vectorizer,
             C,
         )
-        self.binary, self.norm = binary, norm
+        # binary=1 or norm=1: naive Bayes on binary features, or normalised; min_df=K
+        self.binary, self.norm = options.get("binary", 0), options.get("norm", 0)
+        self.min_df = int(options.get("min_df", 1))
 
     def fit(self, texts, labels, areas):
         from sklearn.linear_model import LogisticRegression
@@ -145,7 +145,7 @@ class Blend:
 
         docs = list(texts) + [a.document() for a in areas]
         ys = list(labels) + [a.slug for a in areas]
-        self.vec = self.vectorizer() if self.vectorizer else _vectorizer(2)
+        self.vec = self.vectorizer() if self.vectorizer else _vectorizer(2, self.min_df)
         X = self.vec.fit_transform(docs)
         weights = np.concatenate([_balanced(labels, self.aw), np.ones(len(areas))])
         self.lr = LogisticRegression(C=self.C, fit_intercept=False, max_iter=5000).fit(
