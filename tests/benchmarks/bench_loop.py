@@ -77,6 +77,9 @@ def pick(strategy, pile, chosen, model, per_round, rng) -> tuple[list[Abstract],
     rest = [a for a in pile if a.id not in labelled]
     if strategy == "random":
         picked = [rest[i] for i in rng.choice(len(rest), per_round, replace=False)]
+    elif strategy == "least-confident":  # the lowest top probability first (an experiment)
+        top = model.predict_proba([a.document for a in rest]).max(axis=1)
+        picked = [rest[i] for i in np.argsort(top, kind="stable")[:per_round]]
     else:
         name, _, given = strategy.partition(":")  # suggest:density=3,diversity=0.5: other weights
         options = {"margin": {"density": 0.0, "diversity": 0.0, "balance": 0.0}}.get(name, {})
