@@ -138,22 +138,29 @@ class Blend:
         # binary=1 or norm=1: naive Bayes on binary features, or normalised; min_df=K
         self.binary, self.norm = options.get("binary", 0), options.get("norm", 0)
         self.min_df = int(options.get("min_df", 1))
+        self.pieces = options.get("pieces", 0)  # K: each description as its sentences, weighing K in all
 
     def fit(self, texts, labels, areas):
         from sklearn.linear_model import LogisticRegression
         from sklearn.naive_bayes import ComplementNB
 
-        docs = list(texts) + [a.document() for a in areas]
-        ys = list(labels) + [a.slug for a in areas]
+        if self.pieces:
+            parts = [(a.slug, piece) for a in areas for piece in _pieces(a)]
+            count = {a.slug: sum(1 for slug, _ in parts if slug == a.slug) for a in areas}
+            described, areas_of = [piece for _, piece in parts], [slug for slug, _ in parts]
+            area_weights = np.array([self.pieces / count[slug] for slug in areas_of])
+        else:
+            described, areas_of = [a.document() for a in areas], [a.slug for a in areas]
+            area_weights = np.ones(len(areas))
+        docs = list(texts) + described
+        ys = list(labels) + areas_of
         self.vec = self.vectorizer() if self.vectorizer else _vectorizer(2, self.min_df)
         X = self.vec.fit_transform(docs)
-        weights = np.concatenate([_balanced(labels, self.aw), np.ones(len(areas))])
+        weights = np.concatenate([_balanced(labels, self.aw), area_weights])
         self.lr = LogisticRegression(C=self.C, fit_intercept=False, max_iter=5000).fit(
             X, ys, sample_weight=weights
         )
-        nb_weights = (
-            np.concatenate([_balanced(labels, self.nb_aw), np.ones(len(areas))]) if self.nb_aw else None
-        )
+        nb_weights = np.concatenate([_balanced(labels, self.nb_aw), area_weights]) if self.nb_aw else None
         nb_X = (X > 0).astype(float) if self.binary else X
         self.nb = ComplementNB(alpha=self.alpha, norm=bool(self.norm)).fit(nb_X, ys, sample_weight=nb_weights)
         assert list(self.nb.classes_) == list(self.lr.classes_)
@@ -184,6 +191,12 @@ def _other():
         "and multi-agent systems, and work of other sciences without machine learning.",
         ("graphs", "knowledge representation", "logic", "time series", "recommendation", "user study"),
     )
+
+
+def _pieces(area) -> list[str]:
+    """An area's description as its sentences, and its keywords as one more piece."""
+    sentences = [f"{area.name}. {s}" for s in area.description.split(". ") if s.strip()]
+    return [*sentences, ", ".join(area.keywords)] if area.keywords else sentences
 
 
 def _pile(n=20000):
@@ -242,6 +255,7 @@ DESIGNS = {
     "blend-alpha0.1": lambda: Blend(2.0, alpha=0.1, aw=0.1, nb_aw=0.1),
     "blend-aw0.03": lambda: Blend(2.0, alpha=0.01, aw=0.03, nb_aw=0.03),
     "blend-aw0.3": lambda: Blend(2.0, alpha=0.01, aw=0.3, nb_aw=0.3),
+    "blend-sentences": lambda: Blend(2.0, alpha=0.01, aw=0.1, nb_aw=0.1, pieces=1),  # descriptions split
 }
 
 
