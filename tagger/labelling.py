@@ -295,6 +295,7 @@ def label_session(
                 answer = ask("area? ").strip()
             except EOFError:
                 answer = "q"
+            typed, answer = answer, answer.lower()  # slugs are lower-case: any case names them
             if answer == "q":
                 session.result.quit = True
                 return session.result
@@ -316,10 +317,13 @@ def label_session(
             if answer == "a":
                 say("  " + "  ".join(f"{area.slug} ({area.name})" for area in areas))
                 continue
-            choice = _choice(answer, guesses, slugs)
+            choice, could_be = _choice(answer, guesses, slugs)
+            if could_be:
+                say(f"  {typed!r} starts {' and '.join(could_be)}: type more of it")
+                continue
             if choice is None:
                 if answer and answer != "?":
-                    say(f"  not understood: {answer!r}")
+                    say(f"  not understood: {typed!r}")
                 say(HELP.format(keys=keys))
                 continue
             session.answer(choice)
@@ -328,11 +332,13 @@ def label_session(
     return session.result
 
 
-def _choice(answer: str, guesses: list[tuple[str, float]], slugs: list[str]) -> str | None:
-    """The area an answer names: a guess number, a slug, or the unique start of a slug."""
+def _choice(answer: str, guesses: list[tuple[str, float]], slugs: list[str]) -> tuple[str | None, list[str]]:
+    """The area an answer names (a guess number, a slug, or the unique start of a slug, in any
+    case), and, when it is the start of several slugs and names none, those slugs."""
+    answer = answer.lower()
     if answer.isdigit() and 1 <= int(answer) <= len(guesses):
-        return guesses[int(answer) - 1][0]
+        return guesses[int(answer) - 1][0], []
     if answer in slugs:
-        return answer
+        return answer, []
     starting = [slug for slug in slugs if answer and slug.startswith(answer)]
-    return starting[0] if len(starting) == 1 else None
+    return (starting[0], []) if len(starting) == 1 else (None, starting)

@@ -10,6 +10,8 @@ from collections import Counter
 
 import pytest
 from conftest import LABELS, ROOT, SEED_FILES, copy_project
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tagger import load_model
 from tagger.cli import main
@@ -97,6 +99,33 @@ def test_session_accepts_guesses_slugs_prefixes_skips_and_quits(shipped, tmp_pat
     assert result.labelled == saved and result.skipped == 1 and result.quit
     assert "not understood: 'xyz'" in shown and "probabilistic (Probabilistic methods and causality)" in shown
     assert "[5/" in shown and "[6/" not in shown  # quit at the fifth
+
+
+def test_answers_are_read_without_regard_to_case(shipped, tmp_path):
+    areas = load_areas(LABELS / "areas.csv")
+    queue = suggest(list(read_abstracts([pile_file(tmp_path)])), shipped, n=4)
+    result, saved, shown = session(queue, ["Theory", "PROB", "S", "Q"], areas)
+    assert saved == [(queue[0].abstract.id, "theory"), (queue[1].abstract.id, "probabilistic")]
+    assert result.skipped == 1 and result.quit and "not understood" not in shown
+
+
+def test_the_start_of_two_slugs_names_both(shipped, tmp_path):
+    areas = load_areas(LABELS / "areas.csv")
+    queue = suggest(list(read_abstracts([pile_file(tmp_path)])), shipped, n=2)
+    _, saved, shown = session(queue, ["r", "ro"], areas)
+    assert "'r' starts rl and robotics: type more of it" in shown
+    assert "not understood" not in shown and saved == [(queue[0].abstract.id, "robotics")]
+
+
+@given(st.sampled_from([a.slug for a in load_areas(LABELS / "areas.csv")]), st.data())
+def test_every_slug_and_its_unique_starts_name_it_in_any_case(slug, data):
+    from tagger.labelling import _choice
+
+    slugs = [a.slug for a in load_areas(LABELS / "areas.csv")]
+    unique = [n for n in range(1, len(slug) + 1) if sum(s.startswith(slug[:n]) for s in slugs) == 1]
+    n = data.draw(st.sampled_from(unique))
+    typed = "".join(c.upper() if data.draw(st.booleans()) else c for c in slug[:n])
+    assert _choice(typed, [], slugs) == (slug, [])
 
 
 def test_end_of_input_ends_the_session(shipped, tmp_path):
