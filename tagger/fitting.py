@@ -13,6 +13,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from .calibration import softmax
 from .errors import LabelError
 from .labels import TrainingSet
 from .settings import TrainingSettings
@@ -145,12 +146,10 @@ class BlendedClassifier(ClassifierMixin, BaseEstimator):
         return self.classes_[self.predict_proba(X).argmax(axis=1)]
 
     def predict_proba(self, X) -> np.ndarray:
-        from scipy.special import expit, softmax
-
         scores = self.decision_function(X)
-        if len(self.classes_) == 2:
-            return np.column_stack([1 - expit(scores[:, 0]), expit(scores[:, 0])])
-        return softmax(scores, axis=1)
+        if len(self.classes_) == 2:  # one column, the second class's: two opposite halves
+            scores = np.column_stack([-scores[:, 0], scores[:, 0]]) / 2
+        return softmax(scores)
 
 
 def _one_blas_thread():
