@@ -30,7 +30,7 @@ import numpy as np
 from tagger import load_model
 from tagger.evaluate import LABEL_ERROR_PROBABILITY, possible_label_errors
 from tagger.labels import load_training_set
-from tagger.reading import abstract_id, read_abstracts
+from tagger.reading import abstract_id
 from tagger.training import cross_validate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,14 +56,11 @@ def main() -> None:
     candidates = np.arange(len(training_set.labels))
     alt: dict[str, str] = {}
     if args.among:
-        import json
+        from bench_modern import load as load_labelled
 
-        for path in args.among:
-            for line in path.read_text(encoding="utf-8").splitlines():
-                row = json.loads(line) if line.strip() else None
-                if row and row.get("alt"):
-                    alt[abstract_id(row["abstract"])] = row["alt"]
-        wanted = {abstract_id(a.text) for a in read_abstracts(args.among)}
+        rows = [row for path in args.among for row in load_labelled(path)]
+        alt = {abstract_id(row["abstract"]): row["alt"] for row in rows if row.get("alt")}
+        wanted = {abstract_id(row["abstract"]) for row in rows}
         candidates = np.array([i for i, digest in enumerate(training_set.ids) if digest in wanted])
     flips = round(args.share * len(training_set.labels)) if args.share else args.flips
     rng = np.random.default_rng(args.seed)

@@ -107,17 +107,11 @@ def modern_loop(
     strategies: tuple[str, ...] = ("suggest", "random"),
 ) -> None:  # fmt: skip
     """The loop on hand-labelled modern abstracts (see the module's docstring)."""
-    import json
-
+    from bench_modern import load as load_labelled
     from bench_modern import repository_labels_without
     from sklearn.model_selection import train_test_split
 
-    rows = [
-        json.loads(line)
-        for path in paths
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    ]
+    rows = [row for path in paths for row in load_labelled(path)]
     base = repository_labels_without(rows)
     rows = [r for r in rows if r["area"] != "none"]
     abstracts = [

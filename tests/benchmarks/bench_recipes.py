@@ -35,22 +35,20 @@ from devdata import MAPPING, load_mapping
 from devdata import load as load_conference
 
 from tagger.evaluate import expected_calibration_error
-from tagger.features import TextAnalyzer
+from tagger.fitting import _label_weights
+from tagger.fitting import _vectorizer as recipe_vectorizer
 from tagger.reading import document
+from tagger.settings import TrainingSettings
 
 
 def _vectorizer(ngram_max=2, min_df=1):
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    return TfidfVectorizer(analyzer=TextAnalyzer(ngram_max=ngram_max), sublinear_tf=True, min_df=min_df)
+    """The recipe's TF-IDF vectoriser (tagger.fitting) with these feature settings."""
+    return recipe_vectorizer(TrainingSettings(ngram_max=ngram_max, min_df=min_df), areas=1)  # (no cap)
 
 
 def _balanced(labels, scale):
-    from collections import Counter
-
-    counts = Counter(labels)
-    n, k = len(labels), len(counts)
-    return np.array([scale * n / (k * counts[a]) for a in labels])
+    """The recipe's label weights (tagger.fitting): each area's labels together ``scale * n / k``."""
+    return np.array(_label_weights(tuple(labels), TrainingSettings(), scale))
 
 
 class Mixed:
