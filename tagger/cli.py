@@ -93,6 +93,10 @@ def _report_reading(report: reading.ReadReport) -> int:
         print(f"skipped {len(report.skipped)} bad record(s):", file=sys.stderr)
         for line in report.skipped:
             print(f"  {line}", file=sys.stderr)
+    if left := report.without_abstract:
+        listed = ", ".join(left[:10]) + (f", and {len(left) - 10:,} more" if len(left) > 10 else "")
+        what = f"left out {len(left):,} record(s) without an abstract, nothing to tag"
+        print(f"{what}: {listed}", file=sys.stderr)
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
     return EXIT_SKIPPED if report.skipped else 0
@@ -144,7 +148,10 @@ def _predict(args: argparse.Namespace) -> int:
             f"{len(names):,} input column(s) first seen after the output's columns were fixed "
             f"({listed}): not written (name them with --keep, or write JSON lines)"
         )
-    headings = f" ({len(report.headings)} heading(s) skipped)" if report.headings else ""
+    left_out = [f"{len(report.headings)} heading(s) skipped"] if report.headings else []
+    if report.without_abstract:
+        left_out.append(f"{len(report.without_abstract):,} without an abstract left out")
+    headings = f" ({'; '.join(left_out)})" if left_out else ""
     ties = areas.pop(NO_AREA, 0)
     per_area = ", ".join(
         [f"{area} {n}" for area, n in areas.most_common()]

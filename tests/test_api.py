@@ -86,7 +86,7 @@ def test_labelled_data_with_other_column_names_trains_from_the_command_line_and_
 
 
 @pytest.mark.parametrize("text", ["", "   \n\t "])
-def test_an_empty_abstract_is_refused_by_python_as_by_the_command_line(capsys, tmp_path, text):
+def test_an_empty_abstract_is_refused_by_python_and_left_out_of_a_file_with_a_count(capsys, tmp_path, text):
     import json
 
     from conftest import run
@@ -98,9 +98,13 @@ def test_an_empty_abstract_is_refused_by_python_as_by_the_command_line(capsys, t
         tagger.predict(text)
     with pytest.raises(UsageError, match=r"^text 1: empty abstract"):
         tagger.predict(["Robots grasp cups.", text])
-    (tmp_path / "a.jsonl").write_text(json.dumps({"abstract": text}) + "\n")
-    status, _, err = run(capsys, "predict", tmp_path / "a.jsonl")
-    assert status == 2 and "a.jsonl:1: empty abstract. Fill it in or remove the record." in err
+    # In a file, one record of thousands without an abstract (a reference export's editorial)
+    # does not stop the run: it is left out, counted and listed.
+    (tmp_path / "a.jsonl").write_text(json.dumps({"abstract": text, "id": "e1"}) + "\n")
+    status, out, err = run(capsys, "predict", tmp_path / "a.jsonl")
+    assert status == 0 and out.count("\n") == 1  # the header alone
+    assert "(1 without an abstract left out)" in err
+    assert "left out 1 record(s) without an abstract, nothing to tag: " in err and "a.jsonl:1 (e1)" in err
 
 
 def test_the_estimator_trains_with_the_one_set_of_default_settings():

@@ -101,7 +101,8 @@ def test_bad_json_array_elements_are_bad_records(tmp_path):
     )
     report = ReadReport()
     assert [a.text for a in read_abstracts([path], skip_bad=True, report=report)] == ["First.", "Last."]
-    assert [line.split(": ")[0] for line in report.skipped] == [f"{path}:3", f"{path}:4"]
+    assert [line.split(": ")[0] for line in report.skipped] == [f"{path}:3"]
+    assert report.without_abstract == [f"{path}:4"]  # a reference without its abstract: counted, not bad
     path.write_text('{"abstract": "an object, not an array"}')
     with pytest.raises(InputError, match=r"a.json:1: not a JSON array"):
         read(path)

@@ -29,6 +29,7 @@ from typing import IO
 
 from ..errors import InputError
 from .abstracts import KEEP_ALL, Abstract, Columns, abstract_id, content_id, document, normalise_whitespace
+from .exports import _read_bib, _read_ris, _read_xlsx
 from .files import (
     COMPRESSIONS,
     FORMAT_LIST,
@@ -124,6 +125,15 @@ def _read_files(files: list[Path], options: _Options, stdin: IO | None) -> Itera
         if str(path) == STDIN:
             stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", sys.stdin)
             source = _Source(STDIN_NAME, stream, options, is_stdin=True)
+            if options.input_format in PATH_READERS:
+                options.bad(
+                    InputError(
+                        f"{options.input_format} is not read from standard input",
+                        where=STDIN_NAME,
+                        fix=f"Give the .{options.input_format} file's path instead of -.",
+                    )
+                )
+                continue
             yield from _read_file(source, options.input_format or _sniff_stdin(source))
             continue
         fmt = options.input_format or format_of(path)
@@ -136,11 +146,10 @@ def _read_files(files: list[Path], options: _Options, stdin: IO | None) -> Itera
             )
             options.bad(unknown)
             continue
-        if fmt == "parquet":
+        if fmt in PATH_READERS:
             rows = [0]
-            yield from _abstracts(
-                display_name(path), _read_parquet(path, options, rows), options, lambda rows=rows: not rows[0]
-            )
+            records = PATH_READERS[fmt](path, options, rows)
+            yield from _abstracts(display_name(path), records, options, lambda rows=rows: not rows[0])
             continue
         try:
             stream = _open(path)
@@ -165,8 +174,16 @@ def _read_files(files: list[Path], options: _Options, stdin: IO | None) -> Itera
                 )
 
 
-# What a file's name says it is, for the names of formats tagger does not read as such.
-NAMED_FORMATS = {".bib": "BibTeX", ".ris": "RIS", ".xlsx": "Excel", ".xls": "Excel", ".xml": "XML"}
+# What a file's name says it is, in the words of a note: formats read by other names, and
+# formats tagger does not read.
+NAMED_FORMATS = {
+    ".bib": "BibTeX",
+    ".ris": "RIS",
+    ".xlsx": "Excel",
+    ".xls": "Excel 97",
+    ".xml": "XML",
+    ".nbib": "PubMed",
+}
 
 
 def _note_forced_format(path: Path, options: _Options) -> None:
@@ -175,7 +192,7 @@ def _note_forced_format(path: Path, options: _Options) -> None:
     if forced is None or forced == named:
         return
     suffix = path.suffix.lower()
-    said = named or NAMED_FORMATS.get(suffix)
+    said = NAMED_FORMATS.get(suffix, named)
     if said:
         options.report.notes.append(
             f"{display_name(path)}: read as {forced} (--input-format), though its name says {said}"
@@ -207,11 +224,40 @@ def _sniff_stdin(source: _Source) -> str:
     return fmt
 
 
-READERS = {"txt": _read_txt, "csv": _read_csv, "tsv": _read_tsv, "jsonl": _read_jsonl, "json": _read_json}
+def _tab_header(source: _Source) -> bool:
+    """Whether a .txt file is a table of tab-separated values, as Web of Science saves its
+    exports (``savedrecs.txt``: a header of field tags, PT AU TI ... AB ... UT): its first
+    line splits on tabs into cells one of which names the abstract column. Noted when so."""
+    peek = getattr(source.stream, "peek", None)
+    head = peek(65536)[:65536] if peek else b""
+    first = head.decode(source.encoding, errors="replace").lstrip("\ufeff").split("\n", 1)[0].rstrip("\r")
+    cells = first.split("\t")
+    if len(cells) < 3 or "abstract" not in field_names(cells, source.options.columns):
+        return False
+    column = field_names(cells, source.options.columns)["abstract"]
+    source.report.notes.append(
+        f"{source.name}: read as tab-separated values, its first line a header of {len(cells)} "
+        f"columns (abstracts in {column!r}: a Web of Science export?)"
+    )
+    return True
+
+
+READERS = {
+    "txt": _read_txt,
+    "csv": _read_csv,
+    "tsv": _read_tsv,
+    "jsonl": _read_jsonl,
+    "json": _read_json,
+    "bib": _read_bib,
+    "ris": _read_ris,
+}
+PATH_READERS = {"parquet": _read_parquet, "xlsx": _read_xlsx}  # binary files, read from their path
 
 
 def _read_file(source: _Source, fmt: str) -> Iterator[Abstract]:
     problem = source.binary_problem()
+    if fmt == "txt" and not problem and not source.options.input_format and _tab_header(source):
+        fmt = "tsv"
     records = [problem] if problem else READERS[fmt](source)
     yield from _abstracts(
         source.name, records, source.options, lambda: source.size == 0 and not source.is_stdin
@@ -231,6 +277,11 @@ def _abstracts(
     position = found = 0
     for record in records:
         position += 1
+        if not isinstance(record, InputError) and _without_abstract(record):
+            identifier = record.fields.get("id")
+            named = f" ({identifier})" if identifier not in (None, "") else ""
+            report.without_abstract.append(f"{record.where}{named}")
+            continue
         problem = record if isinstance(record, InputError) else _record_problem(record.fields, record.where)
         if problem:
             options.bad(problem)
@@ -241,10 +292,17 @@ def _abstracts(
     _note_if_empty(name, found, report, headings, skipped, empty=empty())
 
 
+def _without_abstract(record: Record) -> bool:
+    """Whether a record has nothing in its abstract: it is left out and counted (a reference
+    export always has some such records), not a bad record that stops the run."""
+    text = record.fields["abstract"]
+    return text is None or (isinstance(text, str) and (not text or text.isspace()))
+
+
 def _note_if_empty(
     name: str, found: int, report: ReadReport, headings: int, skipped: int, empty: bool
 ) -> None:
-    if found == 0 and len(report.skipped) == skipped:
+    if found == 0 and len(report.skipped) == skipped and not report.without_abstract:
         if len(report.headings) > headings:
             report.notes.append(f"{name}: only a heading, no abstracts")
         elif empty:

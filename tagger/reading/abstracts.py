@@ -25,6 +25,15 @@ class Columns:
     def roles(self) -> dict[str, str]:
         return {"abstract": self.abstract, "title": self.title, "id": self.id, "area": self.area}
 
+    def candidates(self, role: str) -> tuple[str, ...]:
+        """The names a role's column may have, first match wins: the one given, then (for a
+        role left at its default name) the names reference managers and bibliographic
+        databases export it under (:data:`EXPORT_NAMES`)."""
+        name = self.roles()[role]
+        if role in self.named or name != DEFAULT_NAMES.get(role):
+            return (name,)
+        return (name, *EXPORT_NAMES.get(role, ()))
+
     @classmethod
     def given(
         cls,
@@ -41,6 +50,21 @@ class Columns:
 
 
 KEEP_ALL = ("*",)
+
+
+DEFAULT_NAMES = {"abstract": "abstract", "title": "title", "id": "id"}
+
+
+# What exports name the abstract, the title and the id, tried in this order when a file has no
+# column of the default name: Zotero's CSV (Abstract Note, Key), Scopus's (EID), Web of
+# Science's tab-delimited (AB, TI, UT) and full-name exports (Article Title, UT (Unique WOS ID)),
+# IEEE Xplore's (Document Title), RIS tags as rispy names them (N2 notes_abstract, T1
+# primary_title), and a DOI where nothing else names the record. Matched without regard to case.
+EXPORT_NAMES = {
+    "abstract": ("abstract note", "ab", "notes_abstract"),
+    "title": ("article title", "document title", "ti", "primary_title", "t1"),
+    "id": ("key", "eid", "ut", "ut (unique wos id)", "accession number", "doi", "do"),
+}
 
 
 class Abstract(NamedTuple):

@@ -18,7 +18,7 @@ from typing import IO
 from ..errors import InputError
 from .source import ReadReport, _bad
 
-FORMATS = ("txt", "csv", "tsv", "jsonl", "json", "parquet")
+FORMATS = ("txt", "csv", "tsv", "jsonl", "json", "parquet", "bib", "ris", "xlsx")
 
 
 # Compressed files are read through these (the format is the extension before theirs).

@@ -228,9 +228,25 @@ def field_names(available: Sequence[str], columns: Columns) -> dict[str, str]:
     by_lower: dict[str, str] = {}
     for name in available:
         by_lower.setdefault(str(name).strip().lower(), name)
-    return {
-        role: by_lower[name.lower()] for role, name in columns.roles().items() if name.lower() in by_lower
-    }
+    found = {}
+    for role in columns.roles():
+        name = next((n for n in columns.candidates(role) if n.lower() in by_lower), None)
+        if name is not None:
+            found[role] = by_lower[name.lower()]
+    return found
+
+
+def _note_export_names(fields: dict[str, str], options: _Options, name: str) -> None:
+    """Note the roles a file's columns were found for under an export's names (a Zotero CSV's
+    ``Abstract Note``), not the ones asked for: the user reads where each part came from."""
+    roles = options.columns.roles()
+    found = [
+        f"{ROLE_NAMES.get(role, 'abstracts')} from {column!r}"
+        for role, column in fields.items()
+        if str(column).strip().lower() != roles[role].lower()
+    ]
+    if found:
+        options.report.notes.append(f"{name}: {', '.join(found)}")
 
 
 def ambiguous_names(available: Sequence[str], columns: Columns) -> str | None:
@@ -341,6 +357,7 @@ class _KeptInJson:
             self.first = False
             keys = [key for key in value if isinstance(key, str)]
             columns = self.source.options.columns
+            _note_export_names(field_names(keys, columns), self.source.options, self.source.name)
             return missing_named(keys, columns, where, what="field") or (
                 _missing_kept(keys, self.keep, where, what="field", typos_only=True) if self.active else None
             )
@@ -449,6 +466,7 @@ def _read_csv(source: _Source, delimiter: str | None = None) -> Iterator[Record 
     if problem:  # the whole file is left out
         yield problem
         return
+    _note_export_names(fields, source.options, source.name)
     index = {role: index_of[name] for role, name in fields.items()}
     keeper = _keeper(header, columns.keep)
     for row in rows:
@@ -546,13 +564,15 @@ def _object_problem(value, where: str, columns: Columns) -> tuple[dict, InputErr
     if twice:
         return {}, InputError(twice.replace("columns", "fields"), where=where, fix="Rename all but one.")
     record = {role: value[name] for role, name in fields.items()}
+    if "abstract" not in record and "title" in record:
+        record["abstract"] = ""  # a reference without its abstract (CSL JSON leaves the field out)
     if "abstract" not in record:
         return {}, InputError(
             _no_abstract(list(value), columns, "field"),
             where=where,
             fix=COLUMN_FIX.format(what="field"),
         )
-    if not isinstance(record["abstract"], str):
+    if not isinstance(record["abstract"], str) and record["abstract"] is not None:
         kind = type(record["abstract"]).__name__
         return {}, InputError(
             f"{fields['abstract']!r} is a {kind}, not a string", where=where, fix=_shape_fix(columns)
@@ -769,6 +789,7 @@ def _read_parquet(path: Path, options: _Options, rows: list[int]) -> Iterator[Re
     ):
         yield missing
         return
+    _note_export_names(fields, options, name)
     keep = options.columns.keep
     kept_names = (
         []
@@ -801,10 +822,8 @@ def _read_parquet(path: Path, options: _Options, rows: list[int]) -> Iterator[Re
                     fix="Parquet text is UTF-8: fix the value, or leave the row out with --skip-bad.",
                 )
                 continue
-            if not isinstance(record["abstract"], str):
-                yield InputError(
-                    f"{fields['abstract']!r} is empty or not text", where=where, fix="Fill it in."
-                )
+            if not isinstance(record["abstract"], str) and record["abstract"] is not None:
+                yield InputError(f"{fields['abstract']!r} is not text", where=where, fix="Fill it in.")
                 continue
             kept = _kept(((column, values_of[column][i]) for column in kept_names), keep)
             yield Record(record, rows[0], where, kept)

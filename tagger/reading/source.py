@@ -40,6 +40,9 @@ class ReadReport:
     headings: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Records with nothing in the abstract (a reference export's editorial, a row with a
+    # title alone): nothing to tag, so left out, each where (file:line) and its id if it has one.
+    without_abstract: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,242 @@
+"""The files reference managers and bibliographic databases export: BibTeX (``.bib``: Zotero,
+Mendeley, JabRef), RIS (``.ris``: EndNote, Zotero, Scopus, Web of Science) and Excel workbooks
+(``.xlsx``). Each parsed by a well-kept library (bibtexparser, rispy, openpyxl through pandas),
+each record's fields then matched to the abstract, title and id by the one rule of every format
+(:func:`tagger.reading.records.field_names`: a BibTeX entry's key is its id, RIS's ``N2`` an
+abstract where ``AB`` is missing). A record that cannot be parsed is a bad record at its line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..errors import InputError
+from .files import display_name
+from .records import (
+    COLUMN_FIX,
+    Record,
+    _kept,
+    _missing_kept,
+    _no_abstract,
+    _note_export_names,
+    ambiguous_names,
+    field_names,
+    missing_named,
+)
+from .source import _Options, _Source
+
+# -- BibTeX ---------------------------------------------------------------------------------------
+
+
+def _read_bib(source: _Source) -> Iterator[Record | InputError]:
+    """A BibTeX file's entries in file order (``@string``, ``@preamble`` and comments are not
+    records); LaTeX in a field (``M{\\"u}ller``, ``\\&``) is decoded to text."""
+    import bibtexparser
+    from bibtexparser.middlewares import LatexDecodingMiddleware
+
+    lines = list(source.lines())
+    text = "".join(lines)
+    middleware = [LatexDecodingMiddleware()]
+    with _quiet("bibtexparser"):  # it logs each failed block; each is a bad record here instead
+        library = bibtexparser.parse_string(text, append_middleware=middleware)
+    columns = source.options.columns
+    first = True
+    for block in library.blocks:
+        line = block.start_line + 1
+        where = f"{source.name}:{line}"
+        last = line + block.raw.count("\n")
+        kind = type(block).__name__
+        if kind == "DuplicateBlockKeyBlock":  # a real entry whose key came before: read it too
+            with _quiet("bibtexparser"):
+                again = bibtexparser.parse_string(block.raw, append_middleware=middleware).entries
+            block = again[0] if again else block
+            kind = type(block).__name__
+        if kind == "ParsingFailedBlock":
+            yield source.check_text(line, last, where) or InputError(
+                f"not a readable BibTeX entry ({_first_line(block.error)})",
+                where=where,
+                fix="Fix the entry (a brace or quote not closed?), or leave it out with --skip-bad.",
+            )
+            continue
+        if kind != "Entry":
+            continue
+        fields = {name: field.value for name, field in block.fields_dict.items()}
+        if not any(name.lower() == "id" for name in fields):
+            fields["ID"] = block.key
+        if first:
+            first = False
+            problem = _header_problem(list(fields), columns, where, "field", optional_abstract=True)
+            if problem:
+                yield problem
+                return
+            _note_export_names(field_names(list(fields), columns), source.options, source.name)
+        yield source.check_text(line, last, where) or _record(fields, line, where, columns)
+
+
+def _quiet(name: str):
+    """A library's log messages held back while it runs (its problems are reported here)."""
+    logger = logging.getLogger(name)
+
+    @contextlib.contextmanager
+    def held():
+        level = logger.level
+        logger.setLevel(logging.CRITICAL)
+        try:
+            yield
+        finally:
+            logger.setLevel(level)
+
+    return held()
+
+
+def _first_line(error: object) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[-1].rstrip(".") if lines else "unreadable"
+
+
+# -- RIS ------------------------------------------------------------------------------------------
+
+_RIS_TAG = re.compile(r"^([A-Z][A-Z0-9])  -(?: |$)")
+
+
+def _read_ris(source: _Source) -> Iterator[Record | InputError]:
+    """A RIS file's records (``TY`` to ``ER``), each parsed by rispy; a record that does not
+    end before the next starts (or the file ends) is a bad record at its ``TY`` line, and text
+    outside records is noted, not dropped silently."""
+    import rispy
+
+    columns = source.options.columns
+    record: list[str] = []
+    start = 0
+    outside: list[int] = []
+    first = True
+    for number, line in enumerate(source.lines(), start=1):
+        tag = _RIS_TAG.match(line.lstrip("\ufeff"))
+        if tag and tag.group(1) == "TY":
+            if record:
+                yield _unended(source.name, start)
+            record, start = [line.lstrip("\ufeff")], number
+        elif not record:
+            if line.strip():
+                outside.append(number)
+        elif tag and tag.group(1) == "ER":
+            where = f"{source.name}:{start}"
+            problem = source.check_text(start, number, where)
+            parsed = [] if problem else rispy.loads("".join([*record, "ER  - \n"]))
+            record = []
+            if problem or not parsed:
+                yield problem or InputError("not a readable RIS record", where=where, fix="Fix it.")
+                continue
+            fields = {name: _ris_value(value) for name, value in parsed[0].items()}
+            if first:
+                first = False
+                problem = _header_problem(list(fields), columns, where, "tag", optional_abstract=True)
+                if problem:
+                    yield problem
+                    return
+                _note_export_names(field_names(list(fields), columns), source.options, source.name)
+            yield _record(fields, start, where, columns)
+        else:
+            record.append(line)
+    if record:
+        yield _unended(source.name, start)
+    if outside:
+        source.report.notes.append(
+            f"{source.name}: {len(outside)} line(s) outside any record (TY to ER) left out, "
+            f"the first at line {outside[0]}"
+        )
+
+
+def _ris_value(value: object) -> object:
+    """A RIS field's value: a tag given several times (rispy's list) as its lines joined."""
+    return "\n".join(str(v) for v in value) if isinstance(value, list) else value
+
+
+def _unended(name: str, line: int) -> InputError:
+    return InputError(
+        "a RIS record without its end (no 'ER  -' line before the next record or the file's end)",
+        where=f"{name}:{line}",
+        fix="Add the ER line, or leave the record out with --skip-bad.",
+    )
+
+
+# -- Excel ----------------------------------------------------------------------------------------
+
+
+def _read_xlsx(path: Path, options: _Options, rows: list[int]) -> Iterator[Record | InputError]:
+    """The first sheet of an Excel workbook, its first row the header (as in a CSV file); a
+    workbook of several sheets is noted. ``where`` is the sheet's row number, as Excel shows it."""
+    name = display_name(path)
+    try:
+        import pandas as pd
+
+        workbook = pd.ExcelFile(path, engine="openpyxl")
+        sheet = workbook.sheet_names[0]
+        table = pd.read_excel(workbook, sheet, dtype=object, keep_default_na=False, na_filter=False)
+    except ImportError as error:
+        yield InputError(f"reading .xlsx needs openpyxl ({error})", where=name, fix="pip install openpyxl")
+        return
+    except Exception as error:  # openpyxl raises many kinds for a damaged workbook
+        yield InputError(
+            f"not a readable Excel workbook ({_first_line(error)})",
+            where=name,
+            fix="Save it again from Excel as .xlsx, or as CSV.",
+        )
+        return
+    if len(workbook.sheet_names) > 1:
+        others = ", ".join(repr(s) for s in workbook.sheet_names[1:])
+        options.report.notes.append(f"{name}: read its first sheet {sheet!r} only (not {others})")
+    header = [str(column) for column in table.columns]
+    columns = options.columns
+    problem = _header_problem(header, columns, f"{name}:1", "column")
+    if problem:
+        yield problem
+        return
+    _note_export_names(field_names(header, columns), options, name)
+    for number, values in enumerate(table.itertuples(index=False, name=None), start=2):
+        rows[0] += 1
+        cells = {column: "" if value is None else value for column, value in zip(header, values)}
+        if not any(str(cell).strip() for cell in cells.values()):
+            continue  # a blank row
+        yield _record(cells, number, f"{name}:{number}", columns)
+
+
+# -- shared ---------------------------------------------------------------------------------------
+
+
+def _header_problem(
+    names: list[str], columns, where: str, what: str, optional_abstract: bool = False
+) -> InputError | None:
+    """What stops a whole file from being read, judged on its header (or first record): two
+    names for one role, no abstract column, or a column the user named that is missing. In
+    reference files (``optional_abstract``) a record may lack the abstract field: only one the
+    user named must be there."""
+    if twice := ambiguous_names(names, columns):
+        return InputError(twice, where=where, fix="Rename all but one.")
+    if "abstract" not in field_names(names, columns) and not (
+        optional_abstract and columns.abstract == "abstract"
+    ):
+        return InputError(_no_abstract(names, columns, what), where=where, fix=COLUMN_FIX.format(what=what))
+    return missing_named(names, columns, where, what) or _missing_kept(
+        names, columns.keep, where, what, typos_only=optional_abstract
+    )
+
+
+def _record(fields: dict, line: int, where: str, columns) -> Record:
+    """A record of a reference or a spreadsheet row: its roles found by their names, values
+    as text (an id of 12 in a spreadsheet is ``12``); a record without an abstract has an
+    empty one (left out and counted by the driver)."""
+    found = field_names(list(fields), columns)
+    record = {role: _text(fields[name]) for role, name in found.items()}
+    record.setdefault("abstract", "")
+    return Record(record, line, where, _kept(fields.items(), columns.keep))
+
+
+def _text(value: object) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
