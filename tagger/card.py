@@ -16,6 +16,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
+from ._version import install_hint
 from .calibration import (
     EVIDENCE_SCALE_RANGE,
     TEMPERATURE_RANGE,
@@ -324,7 +325,7 @@ def read_card(data: Any, where: str) -> ModelCard:
         raise ModelError(
             f"model format {version!r} is newer than this tagger reads ({FORMAT_VERSION})",
             where=where,
-            fix="Upgrade tagger (pip install -U tagger), or retrain the model with this version.",
+            fix=f"Upgrade tagger ({install_hint()}), or retrain the model with this version.",
         )
     try:
         card = ModelCard.from_dict(data)

@@ -547,7 +547,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     3 records skipped with --skip-bad, 70 internal error, 130 interrupted)."""
     try:
         parser = arguments.parser()
-        if "_ARGCOMPLETE" in os.environ:  # shell completion: pip install 'tagger[completion]'
+        if "_ARGCOMPLETE" in os.environ:  # shell completion: the completion extra
             with contextlib.suppress(ImportError):
                 import argcomplete
 

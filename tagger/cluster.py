@@ -1,6 +1,6 @@
 """Tagging on a Dask cluster: the same model and the same output rows as ``tagger predict``,
 with the work spread over the cluster's workers. Needs the ``dask`` extra:
-``pip install 'tagger[dask]'``.
+``pip install 'abstract-tagger[dask]'``.
 
 The model travels to the workers once: it is one node of the task graph (``dask.delayed``),
 computed once and handed to every partition's task on whichever worker runs it.
@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import output, reading
+from ._version import install_hint
 from .errors import UsageError
 from .model import Model, resolve
 
@@ -28,7 +29,7 @@ def _dask():
         import dask.bag
     except ImportError:
         raise UsageError(
-            "tagging on a cluster needs dask", fix="Install it: pip install 'tagger[dask]'."
+            "tagging on a cluster needs dask", fix=f"Install it: {install_hint('dask')}."
         ) from None
     return dask
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._version import install_hint
 from .card import Evaluation, HeldOutEvaluation, Review
 from .errors import UsageError
 from .prediction import right
@@ -302,7 +303,7 @@ def require_matplotlib():
         import matplotlib.pyplot as plt
     except ImportError:
         raise UsageError(
-            "--plots needs matplotlib, which is not installed", fix="Install it: pip install 'tagger[plots]'."
+            "--plots needs matplotlib, which is not installed", fix=f"Install it: {install_hint('plots')}."
         ) from None
     return plt
 

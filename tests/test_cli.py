@@ -164,7 +164,7 @@ def test_plots_without_matplotlib_say_how_to_install_it(capsys, tmp_path, monkey
     status, _, err = run(capsys, "evaluate", "--labels", LABELS, "--abstracts", SEEDS, "--plots", tmp_path)
     assert status == 1
     assert err == (
-        "tagger: --plots needs matplotlib, which is not installed. Install it: pip install 'tagger[plots]'.\n"
+        "tagger: --plots needs matplotlib, which is not installed. Install it: pip install 'abstract-tagger[plots]'.\n"
     )
 
 

@@ -183,8 +183,23 @@ def test_edited_weights_are_detected(saved):
 
 def test_a_newer_format_asks_for_an_upgrade(saved):
     edit_card(saved, format_version=FORMAT_VERSION + 1)
-    with pytest.raises(ModelError, match=r"newer than this tagger reads.*Upgrade tagger"):
+    # The upgrade names the distribution this project is installed by: 'tagger' on the public
+    # index is another project (its 0.3.1 does not build).
+    with pytest.raises(
+        ModelError, match=r"newer than this tagger reads.*Upgrade tagger \(pip install -U abstract-tagger\)"
+    ):
         Model.load(saved)
+
+
+def test_the_distribution_is_named_as_every_hint_names_it():
+    import tomllib
+    from conftest import ROOT
+
+    from tagger._version import DISTRIBUTION
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["name"] == DISTRIBUTION == "abstract-tagger"
+    assert f"distribution name is `{DISTRIBUTION}`" in (ROOT / "README.md").read_text()
 
 
 def test_a_card_that_is_not_json_is_a_clear_error(saved):

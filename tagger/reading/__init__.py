@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
+from .._version import install_hint
 from ..errors import InputError
 from .abstracts import KEEP_ALL, Abstract, Columns, abstract_id, content_id, document, normalise_whitespace
 from .exports import _read_bib, _read_ris, _read_xlsx
@@ -157,7 +158,7 @@ def _read_files(files: list[Path], options: _Options, stdin: IO | None) -> Itera
             options.bad(InputError(f"cannot read ({error.strerror or error})", where=str(path)))
             continue
         except ImportError as error:
-            options.bad(InputError(str(error), where=str(path), fix="pip install 'tagger[zstd]'"))
+            options.bad(InputError(str(error), where=str(path), fix=install_hint("zstd")))
             continue
         with stream:
             try:

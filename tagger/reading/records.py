@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from .._version import install_hint
 from ..errors import InputError
 from ..text import join_broken_words
 from .abstracts import KEEP_ALL, Abstract, Columns, _clean, _id_of_normalised, normalise_whitespace
@@ -764,9 +765,7 @@ def _read_parquet(path: Path, options: _Options, rows: list[int]) -> Iterator[Re
     try:
         import pyarrow.parquet as parquet
     except ImportError:
-        yield InputError(
-            "reading .parquet needs pyarrow", where=str(path), fix="pip install 'tagger[parquet]'"
-        )
+        yield InputError("reading .parquet needs pyarrow", where=str(path), fix=install_hint("parquet"))
         return
     name = display_name(path)
     try:
