@@ -201,6 +201,9 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"processes to tag with (default and -1: all {batch_jobs()} cores)",
     )
+    predict.add_argument(
+        "--text", action="store_true", help="each argument is an abstract's text, not a path (as for explain)"
+    )
     predict.add_argument("--quiet", action="store_true", help="no progress bar")
 
     explain = commands.add_parser("explain", help="show the terms that decided each abstract's area")

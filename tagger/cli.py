@@ -105,6 +105,8 @@ def _report_reading(report: reading.ReadReport) -> int:
 def _predict(args: argparse.Namespace) -> int:
     from .batch import signals_between_chunks, tag_blocks
 
+    if args.text and not args.paths:
+        raise UsageError("--text with no text", fix='Give the abstracts as arguments: --text "We train..."')
     if not args.paths:  # `cmd | tagger predict` reads what is piped in
         if sys.stdin is None or sys.stdin.isatty():
             raise UsageError(
@@ -119,18 +121,23 @@ def _predict(args: argparse.Namespace) -> int:
     areas: Counter[str] = Counter()
     needs_review = 0
     keep = _keep(args.keep)
-    abstracts = reading.read_abstracts(args.paths, **_read_options(args, report, keep))
+    paths = [] if args.text else args.paths  # files read (never overwritten by --output)
+    abstracts = (
+        reading.read_texts(args.paths, report)
+        if args.text
+        else reading.read_abstracts(paths, **_read_options(args, report, keep))
+    )
     blocks = tag_blocks(abstracts, model, jobs=jobs)
-    output.check_output(args.output, args.paths)  # (a folder, an input: said before the format)
+    output.check_output(args.output, paths)  # (a folder, an input: said before the format)
     target = output.format_for(args.output, args.format)
     layout = output.Layout(args.top_k, args.min_confidence, keep)
     with (
         signals_between_chunks() as check,
         contextlib.closing(blocks),
         output.open_output(
-            args.output, args.paths, binary=target.format == "parquet", compress=target.gzip
+            args.output, paths, binary=target.format == "parquet", compress=target.gzip
         ) as stream,
-        _progress(args, report) as update,
+        _progress(args, paths, report) as update,
     ):
         writer = output.RowWriter(stream, target.format, layout)
         for chunk, probabilities in blocks:
@@ -158,7 +165,8 @@ def _predict(args: argparse.Namespace) -> int:
         + ([f"no area {ties} (two areas equally likely: no word the model knows?)"] if ties else [])
     )
     print(
-        f"tagged {report.read} abstract(s) from {report.files} file(s){headings}"
+        f"tagged {report.read} abstract(s) "
+        + ("given with --text" if args.text else f"from {report.files} file(s){headings}")
         + (f": {per_area}" if per_area else "")
         + f"; {needs_review} need review (confidence below {threshold:.2f})",
         file=sys.stderr,
@@ -198,11 +206,13 @@ def _stages():
 
 
 @contextlib.contextmanager
-def _progress(args: argparse.Namespace, report: reading.ReadReport, delay: float = PROGRESS_DELAY):
-    """A progress bar over the bytes read, on stderr, shown after a second; none with --quiet,
-    when stderr is not a terminal, or on stdin (no size known)."""
-    sizes = [Path(p) for p in args.paths]
-    if args.quiet or not sys.stderr.isatty() or reading.STDIN in args.paths:
+def _progress(
+    args: argparse.Namespace, paths: list[str], report: reading.ReadReport, delay: float = PROGRESS_DELAY
+):
+    """A progress bar over the bytes read from ``paths``, on stderr, shown after a second; none
+    with --quiet, when stderr is not a terminal, or on stdin (no size known)."""
+    sizes = [Path(p) for p in paths]
+    if args.quiet or not sys.stderr.isatty() or reading.STDIN in paths or not paths:
         yield lambda: None
         return
     from tqdm import tqdm
@@ -240,10 +250,7 @@ def _explain(args: argparse.Namespace) -> int:
     project = _project(args)
     model = project.model()
     if args.text:
-        abstracts = [
-            reading.Abstract(reading.abstract_id(text), reading.document(text), "<text>", i, 1)
-            for i, text in enumerate(args.paths, start=1)
-        ]
+        abstracts = reading.read_texts(args.paths, reading.ReadReport())
     else:
         for path in args.paths:
             _refuse_missing_path(path)

@@ -222,8 +222,8 @@ def test_mistyped_verbs_and_options_get_a_did_you_mean(capsys):
     assert status == 1 and "Did you mean predict? See 'tagger --help'." in err
     status, _, err = run(capsys, "predict", *SEED_FILES, "--outptu", "x.csv")
     assert status == 1 and "unrecognized arguments: --outptu x.csv. Did you mean --output?" in err
-    status, _, err = run(capsys, "predict", *SEED_FILES, "--text", "hi")  # explain's option, not a typo
-    assert status == 1 and "--text is an option of explain only. See 'tagger --help'." in err
+    status, _, err = run(capsys, "predict", *SEED_FILES, "--terms", "3")  # explain's option, not a typo
+    assert status == 1 and "--terms is an option of explain only. See 'tagger --help'." in err
     assert "Did you mean" not in err
 
 
@@ -257,3 +257,21 @@ def test_nothing_to_tag_at_a_terminal_is_a_clear_error(capsys, monkeypatch):
     status, out, err = run(capsys, "predict")
     assert (status, out) == (1, "")
     assert err == "tagger: no abstracts to tag. Name files or folders (or - for stdin), or pipe text in.\n"
+
+
+def test_abstracts_are_tagged_from_the_command_line_with_text_as_explain_takes_them(capsys):
+    [seed] = list(read_abstracts([SEED_FILES[0]]))[:1]
+    status, out, err = run(capsys, "predict", "--text", seed.text, "We prove a regret bound.")
+    assert status == 0 and err.startswith("tagged 2 abstract(s) given with --text: ")
+    rows = list(csv.DictReader(out.splitlines()))
+    status, from_file, _ = run(capsys, "predict", SEED_FILES[0])
+    first = next(csv.DictReader(from_file.splitlines()))
+    # The same abstract gets the same id, area and confidence as from a file.
+    assert [rows[0][k] for k in ("id", "area", "confidence")] == [
+        first[k] for k in ("id", "area", "confidence")
+    ]
+    assert [(row["source"], row["position"]) for row in rows] == [("<text>", "1"), ("<text>", "2")]
+    status, _, err = run(capsys, "predict", "--text", "We prove.", " ")
+    assert status == 2 and err == "tagger: <text> 2: empty abstract. Fill it in or remove the record.\n"
+    status, _, err = run(capsys, "predict", "--text")
+    assert status == 1 and "--text with no text" in err

@@ -84,6 +84,7 @@ __all__ = [  # what the rest of tagger (and a user) reads abstracts with
     "header_delimiter",
     "normalise_whitespace",
     "read_abstracts",
+    "read_texts",
 ]
 
 
@@ -119,6 +120,19 @@ def read_abstracts(
     files = find_files(paths, report, skip_bad)
     options = _Options(input_format, encoding, skip_bad, columns or Columns(), report)
     return _read_files(files, options, stdin)
+
+
+def read_texts(texts: Iterable[str], report: ReadReport, source: str = "<text>") -> Iterator[Abstract]:
+    """Abstracts given as text (``--text`` of ``predict`` and ``explain``), under the rules of
+    a file's: an empty one or one over the limit is an error naming which (``<text> 2``)."""
+    texts = list(texts)
+    for position, text in enumerate(texts, start=1):
+        where = f"{source} {position}" if len(texts) > 1 else source
+        if problem := _record_problem({"abstract": text}, where):
+            raise problem
+    report.read += len(texts)
+    for position, text in enumerate(texts, start=1):
+        yield _from_record({"abstract": text}, source, position, 1, None)
 
 
 def _read_files(files: list[Path], options: _Options, stdin: IO | None) -> Iterator[Abstract]:
