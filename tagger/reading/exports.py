@@ -67,13 +67,10 @@ def _read_bib(source: _Source) -> Iterator[Record | InputError]:
         fields = {name: field.value for name, field in block.fields_dict.items()}
         if not any(name.lower() == "id" for name in fields):
             fields["ID"] = block.key
-        if first:
-            first = False
-            problem = _header_problem(list(fields), columns, where, "field", optional_abstract=True)
-            if problem:
-                yield problem
-                return
-            _note_export_names(field_names(list(fields), columns), source.options, source.name)
+        if first and (problem := _first_reference(fields, source, where, "field")):
+            yield problem
+            return
+        first = False
         yield source.check_text(line, last, where) or _record(fields, line, where, columns)
 
 
@@ -132,13 +129,10 @@ def _read_ris(source: _Source) -> Iterator[Record | InputError]:
                 yield problem or InputError("not a readable RIS record", where=where, fix="Fix it.")
                 continue
             fields = {name: _ris_value(value) for name, value in parsed[0].items()}
-            if first:
-                first = False
-                problem = _header_problem(list(fields), columns, where, "tag", optional_abstract=True)
-                if problem:
-                    yield problem
-                    return
-                _note_export_names(field_names(list(fields), columns), source.options, source.name)
+            if first and (problem := _first_reference(fields, source, where, "tag")):
+                yield problem
+                return
+            first = False
             yield _record(fields, start, where, columns)
         else:
             record.append(line)
@@ -206,6 +200,16 @@ def _read_xlsx(path: Path, options: _Options, rows: list[int]) -> Iterator[Recor
 
 
 # -- shared ---------------------------------------------------------------------------------------
+
+
+def _first_reference(fields: dict, source: _Source, where: str, what: str) -> InputError | None:
+    """A reference file's first record stands for its header: what stops the whole file
+    (:func:`_header_problem`), or else a note of the export names its parts were found by."""
+    columns = source.options.columns
+    problem = _header_problem(list(fields), columns, where, what, optional_abstract=True)
+    if problem is None:
+        _note_export_names(field_names(list(fields), columns), source.options, source.name)
+    return problem
 
 
 def _header_problem(
