@@ -196,7 +196,9 @@ def test_a_progress_bar_on_a_terminal_unless_quiet(capsys, big_pile, monkeypatch
         monkeypatch.setattr(sys, "stderr", terminal)
         report = ReadReport()
         args = argparse.Namespace(paths=[str(big_pile)], quiet=quiet)
-        with cli._progress(args, report, delay=0.0) as update:  # (predict's bar shows after a second)
+        with cli._progress(
+            args, args.paths, report, delay=0.0
+        ) as update:  # (predict's bar shows after a second)
             report.bytes_read = big_pile.stat().st_size // 2
             update()
         assert ("B/s" in terminal.getvalue()) is expected, terminal.getvalue()

@@ -288,7 +288,7 @@ def _abstracts(
     and the report is kept (what was read, and a note when a file held none)."""
     report = options.report
     report.files += 1
-    headings, skipped = len(report.headings), len(report.skipped)
+    headings, skipped = len(report.headings), len(report.skipped) + len(report.without_abstract)
     position = found = 0
     for record in records:
         position += 1
@@ -317,7 +317,7 @@ def _without_abstract(record: Record) -> bool:
 def _note_if_empty(
     name: str, found: int, report: ReadReport, headings: int, skipped: int, empty: bool
 ) -> None:
-    if found == 0 and len(report.skipped) == skipped and not report.without_abstract:
+    if found == 0 and len(report.skipped) + len(report.without_abstract) == skipped:
         if len(report.headings) > headings:
             report.notes.append(f"{name}: only a heading, no abstracts")
         elif empty:
