@@ -247,9 +247,9 @@ def _tab_header(source: _Source) -> bool:
     head = peek(65536)[:65536] if peek else b""
     first = head.decode(source.encoding, errors="replace").lstrip("\ufeff").split("\n", 1)[0].rstrip("\r")
     cells = first.split("\t")
-    if len(cells) < 3 or "abstract" not in field_names(cells, source.options.columns):
+    column = field_names(cells, source.options.columns).get("abstract") if len(cells) >= 3 else None
+    if column is None:
         return False
-    column = field_names(cells, source.options.columns)["abstract"]
     source.report.notes.append(
         f"{source.name}: read as tab-separated values, its first line a header of {len(cells)} "
         f"columns (abstracts in {column!r}: a Web of Science export?)"

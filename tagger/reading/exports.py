@@ -16,17 +16,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from .files import display_name
-from .records import (
-    COLUMN_FIX,
-    Record,
-    _kept,
-    _missing_kept,
-    _no_abstract,
-    _note_export_names,
-    ambiguous_names,
-    field_names,
-    missing_named,
-)
+from .records import Record, _kept, _note_export_names, field_names, header_problem
 from .source import _Options, _Source
 
 # -- BibTeX ---------------------------------------------------------------------------------------
@@ -38,8 +28,7 @@ def _read_bib(source: _Source) -> Iterator[Record | InputError]:
     import bibtexparser
     from bibtexparser.middlewares import LatexDecodingMiddleware
 
-    lines = list(source.lines())
-    text = "".join(lines)
+    text = "".join(source.lines())
     middleware = [LatexDecodingMiddleware()]
     with _quiet("bibtexparser"):  # it logs each failed block; each is a bad record here instead
         library = bibtexparser.parse_string(text, append_middleware=middleware)
@@ -74,20 +63,16 @@ def _read_bib(source: _Source) -> Iterator[Record | InputError]:
         yield source.check_text(line, last, where) or _record(fields, line, where, columns)
 
 
-def _quiet(name: str):
+@contextlib.contextmanager
+def _quiet(name: str) -> Iterator[None]:
     """A library's log messages held back while it runs (its problems are reported here)."""
     logger = logging.getLogger(name)
-
-    @contextlib.contextmanager
-    def held():
-        level = logger.level
-        logger.setLevel(logging.CRITICAL)
-        try:
-            yield
-        finally:
-            logger.setLevel(level)
-
-    return held()
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _first_line(error: object) -> str:
@@ -186,17 +171,17 @@ def _read_xlsx(path: Path, options: _Options, rows: list[int]) -> Iterator[Recor
         options.report.notes.append(f"{name}: read its first sheet {sheet!r} only (not {others})")
     header = [str(column) for column in table.columns]
     columns = options.columns
-    problem = _header_problem(header, columns, f"{name}:1", "column")
-    if problem:
+    if problem := header_problem(header, columns, f"{name}:1"):
         yield problem
         return
-    _note_export_names(field_names(header, columns), options, name)
+    found = field_names(header, columns)  # once for the sheet, not in every row
+    _note_export_names(found, options, name)
     for number, values in enumerate(table.itertuples(index=False, name=None), start=2):
         rows[0] += 1
         cells = {column: "" if value is None else value for column, value in zip(header, values)}
         if not any(str(cell).strip() for cell in cells.values()):
             continue  # a blank row
-        yield _record(cells, number, f"{name}:{number}", columns)
+        yield _record(cells, number, f"{name}:{number}", columns, found)
 
 
 # -- shared ---------------------------------------------------------------------------------------
@@ -204,37 +189,20 @@ def _read_xlsx(path: Path, options: _Options, rows: list[int]) -> Iterator[Recor
 
 def _first_reference(fields: dict, source: _Source, where: str, what: str) -> InputError | None:
     """A reference file's first record stands for its header: what stops the whole file
-    (:func:`_header_problem`), or else a note of the export names its parts were found by."""
+    (:func:`~tagger.reading.records.header_problem`), or else a note of the export names its
+    parts were found by."""
     columns = source.options.columns
-    problem = _header_problem(list(fields), columns, where, what, optional_abstract=True)
+    problem = header_problem(list(fields), columns, where, what, optional_abstract=True)
     if problem is None:
         _note_export_names(field_names(list(fields), columns), source.options, source.name)
     return problem
 
 
-def _header_problem(
-    names: list[str], columns, where: str, what: str, optional_abstract: bool = False
-) -> InputError | None:
-    """What stops a whole file from being read, judged on its header (or first record): two
-    names for one role, no abstract column, or a column the user named that is missing. In
-    reference files (``optional_abstract``) a record may lack the abstract field: only one the
-    user named must be there."""
-    if twice := ambiguous_names(names, columns):
-        return InputError(twice, where=where, fix="Rename all but one.")
-    if "abstract" not in field_names(names, columns) and not (
-        optional_abstract and columns.abstract == "abstract"
-    ):
-        return InputError(_no_abstract(names, columns, what), where=where, fix=COLUMN_FIX.format(what=what))
-    return missing_named(names, columns, where, what) or _missing_kept(
-        names, columns.keep, where, what, typos_only=optional_abstract
-    )
-
-
-def _record(fields: dict, line: int, where: str, columns) -> Record:
-    """A record of a reference or a spreadsheet row: its roles found by their names, values
-    as text (an id of 12 in a spreadsheet is ``12``); a record without an abstract has an
-    empty one (left out and counted by the driver)."""
-    found = field_names(list(fields), columns)
+def _record(fields: dict, line: int, where: str, columns, found: dict[str, str] | None = None) -> Record:
+    """A record of a reference or a spreadsheet row: its roles found by their names (``found``
+    where a header gave them once), values as text (an id of 12 in a spreadsheet is ``12``); a
+    record without an abstract has an empty one (left out and counted by the driver)."""
+    found = found if found is not None else field_names(list(fields), columns)
     record = {role: _text(fields[name]) for role, name in found.items()}
     record.setdefault("abstract", "")
     return Record(record, line, where, _kept(fields.items(), columns.keep))

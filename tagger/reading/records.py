@@ -456,15 +456,7 @@ def _read_csv(source: _Source, delimiter: str | None = None) -> Iterator[Record 
     where = f"{source.name}:1"
     index_of = {name: i for i, name in reversed(list(enumerate(header)))}
     fields = field_names(header, columns)
-    problem = None
-    if twice := ambiguous_names(header, columns):
-        problem = InputError(twice, where=where, fix="Rename all but one.")
-    if problem is None and "abstract" not in fields:
-        problem = InputError(
-            _no_abstract(header, columns, "column"), where=where, fix=COLUMN_FIX.format(what="column")
-        )
-    problem = problem or missing_named(header, columns, where) or _missing_kept(header, columns.keep, where)
-    if problem:  # the whole file is left out
+    if problem := header_problem(header, columns, where):  # the whole file is left out
         yield problem
         return
     _note_export_names(fields, source.options, source.name)
@@ -478,6 +470,25 @@ def _read_csv(source: _Source, delimiter: str | None = None) -> Iterator[Record 
             yield Record(
                 {role: row.cells[i] for role, i in index.items()}, row.line, where, keeper(row.cells)
             )
+
+
+def header_problem(
+    names: Sequence[str], columns: Columns, where: str, what: str = "column", optional_abstract: bool = False
+) -> InputError | None:
+    """What stops a whole file from being read, judged on its header (CSV, Parquet, Excel) or
+    first record (BibTeX, RIS): two names for one role, no abstract column, a column the user
+    named that is missing, a ``--keep`` name that is not there. In reference files
+    (``optional_abstract``) a record may lack the abstract field, and a kept name only a typo
+    is refused: one record does not show every field."""
+    if twice := ambiguous_names(names, columns):
+        return InputError(twice, where=where, fix="Rename all but one.")
+    if "abstract" not in field_names(names, columns) and not (
+        optional_abstract and columns.abstract == "abstract"
+    ):
+        return InputError(_no_abstract(names, columns, what), where=where, fix=COLUMN_FIX.format(what=what))
+    return missing_named(names, columns, where, what) or _missing_kept(
+        names, columns.keep, where, what, typos_only=optional_abstract
+    )
 
 
 def _record_problem(record: dict, where: str) -> InputError | None:
@@ -775,18 +786,8 @@ def _read_parquet(path: Path, options: _Options, rows: list[int]) -> Iterator[Re
         return
     names = table.schema_arrow.names
     fields = field_names(names, options.columns)
-    if twice := ambiguous_names(names, options.columns):
-        yield InputError(twice, where=name, fix="Rename all but one.")
-        return
-    if "abstract" not in fields:
-        yield InputError(
-            _no_abstract(names, options.columns, "column"), where=name, fix=COLUMN_FIX.format(what="column")
-        )
-        return
-    if missing := missing_named(names, options.columns, name) or _missing_kept(
-        names, options.columns.keep, name
-    ):
-        yield missing
+    if problem := header_problem(names, options.columns, name):
+        yield problem
         return
     _note_export_names(fields, options, name)
     keep = options.columns.keep
