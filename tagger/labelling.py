@@ -52,7 +52,6 @@ class Suggestion:
         abstract = self.abstract
         return {
             **located(abstract),
-            "title": abstract.title,
             "margin": round(self.margin, 4),
             "guesses": [{"area": area, "probability": round(p, 4)} for area, p in self.guesses()],
             "snippet": " ".join(abstract.text.split()[:30]),

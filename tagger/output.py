@@ -81,6 +81,7 @@ class ChunkRows:
             "source": [a.source for a in chunk],
             "position": [a.position for a in chunk],
             "id": [a.id for a in chunk],
+            "title": [a.title for a in chunk],
             **prediction_table(probabilities, model, review_below),
         }
         self.tags = layout.tags(probabilities, model.areas)

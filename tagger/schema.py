@@ -99,8 +99,14 @@ def _flags(values: list, name: str, where) -> np.ndarray:
     return flags
 
 
-# Where the abstract is (its file, its place there) and its id, then the prediction.
-ABSTRACT = (Field("source", "text"), Field("position", "position"), Field("id", "text"))
+# Where the abstract is (its file, its place there), its id and its title (empty where the
+# input has none), then the prediction.
+ABSTRACT = (
+    Field("source", "text"),
+    Field("position", "position"),
+    Field("id", "text"),
+    Field("title", "text"),
+)
 PREDICTION = (
     Field("area", "text"),
     Field("confidence", "probability"),
@@ -114,7 +120,7 @@ BY_NAME = {field.name: field for field in TAGGED}
 
 
 def located(abstract) -> dict:
-    """The abstract's fields of a tagged row (its file, its place there, its id), by name:
+    """The abstract's fields of a tagged row (its file, its place there, its id, its title), by name:
     how every record about an abstract (explain's, suggest's, the labelling page's) says
     which one it is."""
     return {field.name: getattr(abstract, field.name) for field in ABSTRACT}

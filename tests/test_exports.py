@@ -94,7 +94,7 @@ def test_an_export_of_20_references_with_2_without_abstract_tags_as_it_comes(cap
     status, out, err = run(capsys, "predict", path)  # no option beyond the file's name
     assert status == 0
     rows = list(csv.DictReader(out.splitlines()))
-    assert [row["id"] for row in rows] == [r["key"] for r in WITH_ABSTRACT]
+    assert [(row["id"], row["title"]) for row in rows] == [(r["key"], r["title"]) for r in WITH_ABSTRACT]
     assert err.startswith("tagged 18 abstract(s) from 1 file(s) (2 without an abstract left out)")
     assert "left out 2 record(s) without an abstract, nothing to tag: " in err
 

@@ -187,7 +187,7 @@ def test_the_output_format_follows_the_extension(capsys, tmp_path):
     assert tag(capsys, "-o", str(tmp_path / "t.jsonl"))[0] == 0
     assert tag(capsys, "-o", str(tmp_path / "t.parquet"))[0] == 0
     assert tag(capsys, "-o", str(tmp_path / "forced.txt"), "--format", "jsonl")[0] == 0
-    from_csv = pd.read_csv(tmp_path / "t.csv", dtype={"id": str})
+    from_csv = pd.read_csv(tmp_path / "t.csv", dtype={"id": str}, keep_default_na=False)  # (empty titles)
     from_jsonl = pd.read_json(tmp_path / "t.jsonl", lines=True, dtype={"id": str})
     from_parquet = pd.read_parquet(tmp_path / "t.parquet")
     assert len(from_csv) == 38

@@ -213,8 +213,9 @@ def test_a_label_column_named_as_the_tag_is_the_inputs_never_the_tag_itself(caps
 
 
 def test_labels_of_a_pile_with_its_own_ids_are_found_by_the_report(capsys, tmp_path, monkeypatch):
-    """label, predict, report on records that carry their own id: the report joins the
-    labels by those ids (it said 'None of these abstracts is labelled')."""
+    """label, predict, report on records that carry their own id and title: the report joins
+    the labels by those ids (it said 'None of these abstracts is labelled') and shows the
+    titles (they were empty unless predict kept them)."""
     import io
     import json
     import sys
@@ -222,8 +223,16 @@ def test_labels_of_a_pile_with_its_own_ids_are_found_by_the_report(capsys, tmp_p
     monkeypatch.chdir(tmp_path)
     assert run(capsys, "init")[0] == 0
     records = [
-        {"id": "p1", "abstract": "A quadruped robot learns to climb stairs from proprioception."},
-        {"id": "p2", "abstract": "We prove a regret bound for contextual bandits with linear rewards."},
+        {
+            "id": "p1",
+            "title": "Stair climbing",
+            "abstract": "A quadruped robot learns to climb stairs from proprioception.",
+        },
+        {
+            "id": "p2",
+            "title": "Linear bandits",
+            "abstract": "We prove a regret bound for contextual bandits with linear rewards.",
+        },
     ]
     (tmp_path / "papers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     monkeypatch.setattr(sys, "stdin", io.StringIO("robotics\ntheory\n"))
@@ -232,6 +241,9 @@ def test_labels_of_a_pile_with_its_own_ids_are_found_by_the_report(capsys, tmp_p
     status, _, _ = run(capsys, "report", "tags.csv", "-o", "r.html")
     page = (tmp_path / "r.html").read_text()
     assert status == 0 and "2 of these abstracts are labelled" in page
+    assert (
+        "<td>Stair climbing</td>" in page and "<td>Linear bandits</td>" in page
+    )  # the titles, without --keep
 
 
 def _tags_file(path, n: int, least: int) -> None:

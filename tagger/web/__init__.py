@@ -118,7 +118,6 @@ class LabellingApp:
         return {
             "at": self.session.index,  # its place in the queue: every answer names it
             **located(abstract),
-            "title": abstract.title,
             "text": abstract.text,
             "title_marks": in_utf16(abstract.title, highlights(abstract.title, terms, order)),
             "text_marks": in_utf16(abstract.text, highlights(abstract.text, terms, order)),
