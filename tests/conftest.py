@@ -37,7 +37,7 @@ def seed_label_rows() -> str:
 
 def copy_project(folder: Path, names=("labels", "seeds", "models")) -> Path:
     """A project in ``folder`` like the repository's, with the 38 seeds as its labelled
-    abstracts (training on them takes a second, not the 1,449 labels' many): ``labels``
+    abstracts (training on them takes a second, not the 1,413 labels' many): ``labels``
     (areas and the seeds' labels), ``seeds`` (their two files), ``models`` (the shipped model)."""
     import shutil
 

@@ -1,6 +1,5 @@
 """The README's every example, run as written: each ``console`` block's commands in a folder of
-one's own (``papers.jsonl``, the pile, and ``test.csv``, labelled abstracts, stand for the
-user's files), with the output the README shows (numbers masked, ``...`` for what it leaves
+one's own (``papers.jsonl``, the example pile, stands for the user's files), with the output the README shows (numbers masked, ``...`` for what it leaves
 out), and each ``python`` block. A block after ``<!-- not run: why -->`` is not run."""
 
 from __future__ import annotations
@@ -14,8 +13,6 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-
-from tagger.labels import load_training_set
 
 README = ROOT / "README.md"
 BLOCK = re.compile(r"(?P<skip><!-- not run:[^>]*-->\n)?```(?P<lang>[a-z]*)\n(?P<body>.*?)^```", re.S | re.M)
@@ -73,25 +70,12 @@ def matches(expected: list[str], actual: str) -> bool:
 
 
 def users_files(folder: Path) -> dict[str, str]:
-    """``papers.jsonl``: 40 abstracts nobody labelled (the project's abstracts of 2022-24
-    without their first sentence: new texts, real prose); ``test.csv``: 12 more, with the
-    area their reader gave the whole abstract. Returns the areas the reader gave the whole
-    abstracts of ``papers.jsonl``, by id."""
-    training_set = load_training_set(ROOT / "labels", [ROOT / "seeds"])
-    cut = []
-    for text, area in zip(training_set.texts[38:], training_set.labels[38:]):
-        sentences = text.split(". ")
-        cut.append((". ".join(sentences[2:]), sentences[0], area))
-    with open(folder / "papers.jsonl", "w", encoding="utf-8") as stream:
-        for i, (abstract, title, _) in enumerate(cut[:40], start=1):
-            stream.write(json.dumps({"id": f"p{i:02d}", "title": title, "abstract": abstract}) + "\n")
-    import csv
-
-    with open(folder / "test.csv", "w", newline="", encoding="utf-8") as stream:
-        writer = csv.writer(stream)
-        writer.writerow(["abstract", "area"])
-        writer.writerows((abstract, area) for abstract, _, area in cut[40:52])
-    return {f"p{i:02d}": area for i, (_, _, area) in enumerate(cut[:40], start=1)}
+    """``papers.jsonl``: the README's example pile (a copy of ``docs/example/papers.jsonl``,
+    40 abstracts of 2022-24 the shipped model did not learn from). Returns the area their
+    reader gave each (``none``: no area), by id."""
+    text = (ROOT / "docs" / "example" / "papers.jsonl").read_text(encoding="utf-8")
+    (folder / "papers.jsonl").write_text(text, encoding="utf-8")
+    return {record["id"]: record["area"] for record in map(json.loads, text.splitlines())}
 
 
 @pytest.mark.slow  # trains twice, as the README does
