@@ -185,6 +185,11 @@ def parser() -> argparse.ArgumentParser:
         help="tags: every area at least this likely (with --top-k, at most K of them)",
     )
     predict.add_argument(
+        "--all-probabilities",
+        action="store_true",
+        help="every area's probability, a column each (probability_AREA), after tags",
+    )
+    predict.add_argument(
         "--keep",
         metavar="COLUMNS",
         help="input columns to carry into the output, comma-separated (title,doi), or all",

@@ -130,7 +130,9 @@ def _predict(args: argparse.Namespace) -> int:
     blocks = tag_blocks(abstracts, model, jobs=jobs)
     output.check_output(args.output, paths)  # (a folder, an input: said before the format)
     target = output.format_for(args.output, args.format)
-    layout = output.Layout(args.top_k, args.min_confidence, keep)
+    layout = output.Layout(
+        args.top_k, args.min_confidence, keep, model.areas if args.all_probabilities else ()
+    )
     with (
         signals_between_chunks() as check,
         contextlib.closing(blocks),

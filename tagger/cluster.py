@@ -80,6 +80,7 @@ def tag_dataframe(
     *,
     review_below: float | None = None,
     prefix: str = "",
+    all_probabilities: bool = False,
 ):
     """A dask dataframe with a text column (and optionally a title column) -> the same
     dataframe with the prediction columns added, partition by partition, by
@@ -90,18 +91,15 @@ def tag_dataframe(
     dask = _dask()
     model = resolve(model)
     shared = dask.delayed(model, pure=True)
-    meta = frames.tag_dataframe(frame._meta, column, title_column, model, prefix=prefix)  # (its columns)
-    return frame.map_partitions(
-        _tag_frame_partition, column, title_column, shared, review_below, prefix, meta=meta
-    )
+    options = {"review_below": review_below, "prefix": prefix, "all_probabilities": all_probabilities}
+    meta = frames.tag_dataframe(frame._meta, column, title_column, model, **options)  # (its columns)
+    return frame.map_partitions(_tag_frame_partition, column, title_column, shared, options, meta=meta)
 
 
-def _tag_frame_partition(
-    frame, column: str, title_column: str | None, model: Model, review_below: float | None, prefix: str
-):
+def _tag_frame_partition(frame, column: str, title_column: str | None, model: Model, options: dict):
     from .frames import tag_dataframe as tag_pandas
 
-    return tag_pandas(frame, column, title_column, model, review_below=review_below, prefix=prefix)
+    return tag_pandas(frame, column, title_column, model, **options)
 
 
 def _table(texts: list[str], model: Model, review_below: float | None) -> dict[str, list]:

@@ -15,7 +15,8 @@ from .output import prediction_table
 from .prediction import default_tags
 from .reading import Columns, content_id, document
 from .reading.records import field_names
-from .schema import BY_NAME, PREDICTION_COLUMNS
+from .schema import PREDICTION_COLUMNS, probability_columns
+from .schema import field as schema_field
 
 
 def as_frame(frame, column: str = "abstract"):
@@ -95,6 +96,7 @@ def tag_dataframe(
     *,
     review_below: float | None = None,
     prefix: str = "",
+    all_probabilities: bool = False,
 ):
     """``frame`` with the columns ``tagger predict`` adds to each row (``id`` unless the frame
     has an id column of its own, ``area``, ``confidence``, ``runner_up``,
@@ -105,26 +107,30 @@ def tag_dataframe(
     abstracts' and titles' columns matched as it matches them: ``Abstract`` and ``Title`` too,
     a ``title`` column read when there is one). A row without an abstract (missing or
     blank) gets a missing area, NaN confidences and ``needs_review``; no row is dropped. A
-    Series is tagged as a frame of one column of abstracts. A column the prediction would
-    overwrite is an error: give a ``prefix``."""
+    Series is tagged as a frame of one column of abstracts. With ``all_probabilities``, every
+    area's probability too, a column each (``probability_AREA``, as ``tagger predict
+    --all-probabilities`` writes them). A column the prediction would overwrite is an error:
+    give a ``prefix``."""
     frame = as_frame(frame, column)
     own_id = "id" in field_names([c for c in frame.columns if isinstance(c, str)], Columns(abstract=column))
-    added = [*([] if own_id else ["id"]), *PREDICTION_COLUMNS, "tags"]
+    model = resolve(model)
+    every_area = probability_columns(model.areas) if all_probabilities else ()
+    added = [*([] if own_id else ["id"]), *PREDICTION_COLUMNS, "tags", *every_area]
     clash = [name for name in added if prefix + name in frame.columns]
     if clash:
         raise ArgumentError(
             f"the dataframe has a column {prefix + clash[0]!r} already: tagging would overwrite it",
             fix="Pass prefix= (for example prefix='predicted_'), or rename that column.",
         )
-    model = resolve(model)
     docs, present, ids = documents(frame, column, title_column)
     probabilities = model.predict_proba(docs)
     table = prediction_table(probabilities, model, review_below, digits=None)
     table["id"] = ids
     table["tags"] = default_tags(probabilities, model.areas)
+    table.update({name: probabilities[:, i].tolist() for i, name in enumerate(every_area)})
     columns = {}
     for name in added:
-        field = BY_NAME[name]
+        field = schema_field(name)
         columns[prefix + name] = np.full(len(frame), field.missing, dtype=field.dtype)
         columns[prefix + name][present] = _values(table[name])
     return frame.assign(**columns)

@@ -27,7 +27,7 @@ from .errors import OutputError
 from .model import Model
 from .prediction import default_tags, prediction_columns, top_areas
 from .reading import KEEP_ALL, Abstract, format_of
-from .schema import BY_NAME, COLUMNS, PREDICTION_COLUMNS, RESERVED
+from .schema import COLUMNS, PREDICTION_COLUMNS, PROBABILITY_PREFIX, RESERVED, field, probability_columns
 
 FORMATS = ("csv", "jsonl", "parquet")
 DIGITS = 4  # probabilities are written rounded to this many decimals
@@ -51,11 +51,14 @@ class Layout:
     """What rows hold besides :data:`COLUMNS`: the ``tags`` column (with ``top_k`` or
     ``min_confidence``, the ``top_k`` most likely areas, all if not given, of probability at
     least ``min_confidence``; without, :func:`tagger.prediction.default_tags`); ``keep``:
-    input columns carried through (by name; the readers' ``KEEP_ALL`` for every one)."""
+    input columns carried through (by name; the readers' ``KEEP_ALL`` for every one);
+    ``every_area``: the model's areas, each one's probability a column after ``tags``
+    (``--all-probabilities``; none by default)."""
 
     top_k: int | None = None
     min_confidence: float | None = None
     keep: tuple[str, ...] = ()
+    every_area: tuple[str, ...] = ()
 
     def tags(self, probabilities: np.ndarray, areas) -> list[list[tuple[str, float]]]:
         """Each row's tags."""
@@ -85,12 +88,20 @@ class ChunkRows:
             **prediction_table(probabilities, model, review_below),
         }
         self.tags = layout.tags(probabilities, model.areas)
+        self.scores: dict[str, list] = {}  # every area's probability, by column (--all-probabilities)
+        if layout.every_area:
+            rounded = np.round(probabilities, DIGITS)
+            self.scores = {
+                name: rounded[:, i].tolist() for i, name in enumerate(probability_columns(model.areas))
+            }
         self.kept = [a.extra or {} for a in chunk] if layout.keep else None
 
     def __iter__(self) -> Iterator[dict]:
         for i, values in enumerate(zip(*self.table.values())):
             row = dict(zip(self.table, values))
             row["tags"] = [{"area": area, "confidence": round(p, DIGITS)} for area, p in self.tags[i]]
+            for name, scores in self.scores.items():
+                row[name] = scores[i]
             if self.kept is not None:
                 for name, value in self.kept[i].items():
                     row[kept_name(name)] = value
@@ -99,7 +110,7 @@ class ChunkRows:
     @property
     def plain(self) -> bool:
         """Whether the rows hold :data:`COLUMNS` and ``tags`` only."""
-        return self.kept is None
+        return self.kept is None and not self.scores
 
     def tag_cells(self) -> list[str]:
         """The ``tags`` column as CSV cells."""
@@ -111,15 +122,18 @@ class ChunkRows:
         return [kept_name(name) for name in names]
 
     def cells(self, columns: tuple[str, ...]) -> Iterator[list]:
-        """Each row as the CSV cells of ``columns`` (:data:`COLUMNS`, then ``tags`` and kept
-        columns), without a dict per row: a row may keep thousands of columns."""
+        """Each row as the CSV cells of ``columns`` (:data:`COLUMNS`, then ``tags``, every
+        area's probability and kept columns), without a dict per row: a row may keep thousands
+        of columns."""
         extra = columns[len(COLUMNS) :]
-        kept = [_input_name(name) for name in extra if name != "tags"]
+        kept = [_input_name(name) for name in extra if name != "tags" and name not in self.scores]
         tags = self.tag_cells() if "tags" in extra else None
+        scores = [self.scores[name] for name in extra if name in self.scores]
         for i, own in enumerate(zip(*self.table.values())):
             row = list(own)
             if tags is not None:
                 row.append(tags[i])
+            row += [column[i] for column in scores]
             if kept:
                 held = self.kept[i] if self.kept else {}
                 # (a row keeping every column in this order: its values as they are)
@@ -150,12 +164,16 @@ def rows(
 
 def kept_name(name: str) -> str:
     """The output name of a kept input column: never one of tagger's own."""
-    return f"input_{name}" if name in RESERVED else name
+    return f"input_{name}" if _ours(name) else name
+
+
+def _ours(name: str) -> bool:
+    return name in RESERVED or name.startswith(PROBABILITY_PREFIX)
 
 
 def _input_name(name: str) -> str:
     """The input column an output column keeps (the inverse of :func:`kept_name`)."""
-    return name[len("input_") :] if name.startswith("input_") and name[len("input_") :] in RESERVED else name
+    return name[len("input_") :] if name.startswith("input_") and _ours(name[len("input_") :]) else name
 
 
 _PLAIN_CELLS = {str, int, float, bool, type(None)}  # written to CSV as they are
@@ -214,10 +232,10 @@ class RowWriter:
         if self.layout.keep == KEEP_ALL and isinstance(first, ChunkRows):
             kept = first.kept_names()
         elif self.layout.keep == KEEP_ALL:
-            kept = [name for row in first for name in row if name not in RESERVED]
+            kept = [name for row in first for name in row if field(name) is None]
         else:
             kept = [kept_name(name) for name in self.layout.keep]
-        self.columns = (*COLUMNS, "tags", *dict.fromkeys(kept))
+        self.columns = (*COLUMNS, "tags", *probability_columns(self.layout.every_area), *dict.fromkeys(kept))
         self._written = set(self.columns)
         if self._csv is not None:
             self._csv.writerow(self.columns)
@@ -252,7 +270,7 @@ class RowWriter:
         import pyarrow.parquet as parquet
 
         schema = _parquet_schema(self.columns)
-        kept = [name for name in self.columns if name not in COLUMNS and name != "tags"]
+        kept = [name for name in self.columns if field(name) is None]
         values = [{name: row.get(name) for name in self.columns} for row in rows]
         for row in values:
             for name in kept:
@@ -283,7 +301,7 @@ def _parquet_schema(columns: tuple[str, ...]):
     text (see :func:`_as_text`), so that it holds one type whatever its rows hold."""
     import pyarrow as pa
 
-    return pa.schema([(name, BY_NAME[name].arrow() if name in BY_NAME else pa.string()) for name in columns])
+    return pa.schema([(name, field(name).arrow() if field(name) else pa.string()) for name in columns])
 
 
 def _as_text(value) -> str | None:

@@ -126,6 +126,24 @@ def located(abstract) -> dict:
     return {field.name: getattr(abstract, field.name) for field in ABSTRACT}
 
 
+# Every area's probability, a column each (predict --all-probabilities): probability_AREA.
+PROBABILITY_PREFIX = "probability_"
+
+
+def probability_columns(areas) -> tuple[str, ...]:
+    """The columns of every area's probability, in the model's order of ``areas``."""
+    return tuple(PROBABILITY_PREFIX + area for area in areas)
+
+
+def field(name: str) -> Field | None:
+    """The field of one of tagger's columns (a probability column too), or None for a column
+    that is not tagger's (a kept input column)."""
+    if name in BY_NAME:
+        return BY_NAME[name]
+    return Field(name, "probability") if name.startswith(PROBABILITY_PREFIX) else None
+
+
 PREDICTION_COLUMNS = tuple(field.name for field in PREDICTION)
 COLUMNS = tuple(field.name for field in (*ABSTRACT, *PREDICTION))  # before tags and kept columns
 RESERVED = tuple(field.name for field in TAGGED)  # an input column of one of these is kept as input_NAME
+# (and of a name starting with PROBABILITY_PREFIX)

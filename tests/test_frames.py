@@ -142,6 +142,11 @@ def test_a_dataframe_gets_the_ids_and_tags_the_command_line_writes(capsys, tmp_p
     ]
     own = tagger.tag_dataframe(frame.assign(ID=["x1", "x2"]))  # a frame with its own ids keeps them
     assert "id" not in own.columns and own["ID"].tolist() == ["x1", "x2"]
+    status, out, _ = run(capsys, "predict", tmp_path / "a.csv", "--all-probabilities")
+    written = pd.read_csv(io.StringIO(out)).filter(like="probability_")
+    every = tagger.tag_dataframe(frame, all_probabilities=True).filter(like="probability_")
+    assert list(every.columns) == [f"probability_{a}" for a in shipped.areas] == list(written.columns)
+    assert np.allclose(every.to_numpy(), written.to_numpy(), atol=5e-5)  # (written to four decimals)
 
 
 def test_one_tag_dataframe_for_pandas_and_dask():

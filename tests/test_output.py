@@ -172,6 +172,42 @@ def test_tags_and_kept_columns_in_csv_and_json_lines(capsys, tmp_path):
     )
 
 
+@pytest.mark.parametrize("name", ["t.csv", "t.jsonl", "t.parquet"])
+def test_every_area_s_probability_as_a_column_in_every_format(capsys, tmp_path, name):
+    """--all-probabilities (as fastText's predict-prob -k -1): a probability_AREA column per area
+    of the model, in its order, after tags and before kept columns; each row's sum to 1 and hold
+    its confidence; a kept input column of that name is written as input_NAME."""
+    pd = pytest.importorskip("pandas")
+    papers = tmp_path / "papers.csv"
+    papers.write_text(PAPERS.replace(",doi,", ",probability_llm,", 1))
+    status, _, err = run(
+        capsys, "predict", papers, "--all-probabilities", "--keep", "all", "-o", tmp_path / name
+    )
+    assert status == 0, err
+    read = {
+        "t.csv": pd.read_csv,
+        "t.jsonl": lambda p: pd.read_json(p, lines=True),
+        "t.parquet": pd.read_parquet,
+    }
+    frame = read[name](tmp_path / name)
+    areas = list(tagger.load_model().areas)
+    columns = [f"probability_{area}" for area in areas]
+    after_tags = list(frame.columns)[list(frame.columns).index("tags") + 1 :]
+    assert after_tags[: len(areas)] == columns and "input_probability_llm" in after_tags[len(areas) :]
+    scores = frame[columns].to_numpy(dtype=float)
+    assert np.allclose(scores.sum(axis=1), 1, atol=1e-3)
+    assert np.allclose(scores.max(axis=1), frame["confidence"].to_numpy(dtype=float))
+    assert [areas[i] for i in scores.argmax(axis=1)] == list(frame["area"])
+
+
+def test_all_probabilities_on_an_empty_pile_still_name_the_columns(capsys, tmp_path):
+    (tmp_path / "empty.csv").write_text("abstract\n")
+    status, out, _ = run(capsys, "predict", tmp_path / "empty.csv", "--all-probabilities")
+    assert status == 0 and out.splitlines()[0].endswith(
+        ",tags," + ",".join(f"probability_{a}" for a in tagger.load_model().areas)
+    )
+
+
 def from_parquet_tags(folder):
     import pyarrow.parquet as parquet
 
@@ -252,20 +288,21 @@ kept_values = st.one_of(
 
 @given(
     st.lists(
-        st.dictionaries(st.sampled_from(["doi", "area", "x", "Y", "tags"]), kept_values),
+        st.dictionaries(st.sampled_from(["doi", "area", "x", "Y", "tags", "probability_llm"]), kept_values),
         min_size=1,
         max_size=6,
     ),
-    st.sampled_from([("*",), ("doi", "area"), ("y",)]),
+    st.sampled_from([("*",), ("doi", "area"), ("y",), ("probability_llm", "x")]),
+    st.booleans(),
     st.booleans(),
 )
 @settings(max_examples=80)
-def test_csv_cells_by_column_equal_the_rows_written_one_dict_at_a_time(shipped, kept, keep, tags):
+def test_csv_cells_by_column_equal_the_rows_written_one_dict_at_a_time(shipped, kept, keep, tags, every):
     from tagger.output import ChunkRows, Layout, RowWriter
     from tagger.reading import Abstract
 
     chunk = [Abstract(str(i), "Robots grasp cups.", "a.jsonl", i, i, extra=row) for i, row in enumerate(kept)]
-    layout = Layout(top_k=2 if tags else None, keep=keep)
+    layout = Layout(top_k=2 if tags else None, keep=keep, every_area=shipped.areas if every else ())
     rows = ChunkRows(chunk, shipped.predict_proba([a.text for a in chunk]), shipped, None, layout)
     by_column, by_dict = io.StringIO(), io.StringIO()
     fast, slow = RowWriter(by_column, "csv", layout), RowWriter(by_dict, "csv", layout)
