@@ -315,6 +315,12 @@ def parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--plots", metavar="DIR", help="write confusion-matrix.png and reliability.png here"
     )
+    evaluate.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default), or json: every figure as one JSON object on stdout",
+    )
 
     init = commands.add_parser(
         "init", help="make a project here (or in DIR): the default taxonomy and the shipped model's labels"

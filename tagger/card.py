@@ -149,6 +149,8 @@ class Evaluation:
     left_out: tuple[str, ...] | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
     # abstracts whose two likeliest areas were tied: no answer, counted wrong (none: not written)
     ties: int | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
+    # top-k accuracy: k ("2", "3") -> how often the labelled area is among the k likeliest
+    top_k: dict | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
 
 
 @dataclass(frozen=True)
@@ -195,7 +197,7 @@ class ModelCard:
 
     def to_dict(self) -> dict:
         """The card as JSON data, in the order ``model.json`` shows it."""
-        data = {field.name: _plain(getattr(self, field.name)) for field in dataclasses.fields(self)}
+        data = {field.name: plain(getattr(self, field.name)) for field in dataclasses.fields(self)}
         settings = data.pop("settings")
         n_features = data.pop("n_features")
         features = {
@@ -250,18 +252,18 @@ def prediction_digest(data: dict) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def _plain(value):
+def plain(value):
     """Dataclasses and tuples as JSON data (dicts and lists)."""
     if dataclasses.is_dataclass(value):
         return {
-            field.name: _plain(getattr(value, field.name))
+            field.name: plain(getattr(value, field.name))
             for field in dataclasses.fields(value)
             if not (field.metadata.get("omitted_when_none") and getattr(value, field.name) is None)
         }
     if isinstance(value, (tuple, list)):
-        return [_plain(item) for item in value]
+        return [plain(item) for item in value]
     if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
+        return {key: plain(item) for key, item in value.items()}
     return value
 
 

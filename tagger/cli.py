@@ -481,7 +481,7 @@ def _say_if_reused(chosen) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from .evaluate import format_report, require_matplotlib, write_plots
+    from .evaluate import format_json, format_report, require_matplotlib, write_plots
     from .training import validate
 
     if args.plots:
@@ -496,7 +496,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         _say_if_reused(validation.selection)
         evaluation, review = validation.evaluation, validation.review
         confidence, correct = validation.confidence, validation.correct
-    print(format_report(evaluation, review))
+    print(format_json(evaluation, review) if args.format == "json" else format_report(evaluation, review))
     if args.plots:
         for path in write_plots(evaluation, confidence, correct, args.plots):
             print(f"wrote {path}", file=sys.stderr)

@@ -109,9 +109,14 @@ def ece_text(ece: float, n: int) -> str:
     return f"{ece:.3f}"
 
 
+TOP_K = (2, 3)  # evaluate's top-k accuracy: the labelled area among the k likeliest
+
+
 def summary(labels: Sequence[str], probabilities: np.ndarray, slugs: Sequence[str]) -> dict:
-    """Accuracy, macro-F1 (over the areas that have labelled abstracts), ECE, per-area
-    precision, recall, F1 and support, and the confusion matrix, as plain data."""
+    """Accuracy, macro-F1 (over the areas that have labelled abstracts), ECE, top-k accuracy
+    (:data:`TOP_K`, each below the number of areas; an area ranks below those strictly more
+    likely), per-area precision,
+    recall, F1 and support, and the confusion matrix, as plain data."""
     from sklearn.metrics import confusion_matrix, f1_score, precision_recall_fscore_support
 
     from .prediction import NO_AREA, decided
@@ -124,6 +129,8 @@ def summary(labels: Sequence[str], probabilities: np.ndarray, slugs: Sequence[st
         labels, predicted, labels=slugs, zero_division=0
     )
     matrix = confusion_matrix(labels, predicted, labels=slugs)
+    truth = np.array([slugs.index(label) for label in labels], dtype=int)
+    rank = (probabilities > probabilities[np.arange(len(truth)), truth][:, None]).sum(axis=1)
     macro_f1 = f1_score(labels, predicted, labels=present, average="macro", zero_division=0)
     return {
         "labelled_abstracts": len(labels),
@@ -131,6 +138,7 @@ def summary(labels: Sequence[str], probabilities: np.ndarray, slugs: Sequence[st
         "accuracy": round(float(correct.mean()), 4),
         "macro_f1": round(float(macro_f1), 4),
         "ece": round(expected_calibration_error(probabilities.max(axis=1), correct), 4),
+        "top_k": {str(k): round(float((rank < k).mean()), 4) for k in TOP_K if k < len(slugs)} or None,
         "per_area": {
             slug: {
                 "precision": round(float(p), 4),
@@ -249,6 +257,18 @@ def possible_label_errors(
     return sorted(suspects, key=lambda s: s["label_probability"])
 
 
+def format_json(evaluation: Evaluation, review: Review) -> str:
+    """The figures as one JSON object (``evaluate --format json``): the evaluation and the
+    review threshold's figures, as the model card records them."""
+    import json
+
+    from .card import plain
+
+    return json.dumps(
+        {"evaluation": plain(evaluation), "review": plain(review)}, ensure_ascii=False, indent=2
+    )
+
+
 def format_report(evaluation: Evaluation, review: Review) -> str:
     """The figures as text: headline, per-area table, confusion matrix, label errors."""
     import pandas as pd
@@ -272,6 +292,15 @@ def format_report(evaluation: Evaluation, review: Review) -> str:
                 "no answer, counted wrong"
             ]
             if evaluation.ties
+            else []
+        ),
+        *(
+            [
+                "top-k     "
+                + ", ".join(f"top-{k} {share:.3f}" for k, share in evaluation.top_k.items())
+                + "   (the labelled area among the k likeliest)"
+            ]
+            if evaluation.top_k
             else []
         ),
         f"macro-F1  {evaluation.macro_f1:.3f}",

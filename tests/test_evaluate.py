@@ -190,9 +190,39 @@ def test_a_saved_model_is_tested_on_a_labelled_file(capsys, tmp_path, shipped):
     assert lines[0] == f"the model in {ROOT / 'models'} tested on 5 labelled abstracts"
     low, high = accuracy_interval(right / 5, 5)
     assert lines[1] == f"accuracy  {right / 5:.3f} (95% interval {low:.2f}-{high:.2f})"
-    assert lines[4].startswith(f"review    below {shipped.review_threshold:.3f} confidence: ")
+    assert lines[5].startswith(f"review    below {shipped.review_threshold:.3f} confidence: ")
     assert "labelled \\ predicted" in out and "note:" not in err
     assert (tmp_path / "reliability.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_top_k_accuracy_and_the_figures_as_json(capsys, tmp_path, shipped):
+    """evaluate gives top-k accuracy (the labelled area among the k likeliest, as fastText's
+    test gives P@k) and, with --format json, every figure as one JSON object on stdout."""
+    import json
+
+    from conftest import ROOT, run
+
+    test = labelled_test_file(tmp_path)
+    status, text, _ = run(capsys, "evaluate", "--model", ROOT / "models", "--data", test)
+    status_json, out, _ = run(
+        capsys, "evaluate", "--model", ROOT / "models", "--data", test, "--format", "json"
+    )
+    assert status == status_json == 0
+    figures = json.loads(out)
+    probabilities = shipped.predict_proba([t for t, _ in TEST_ROWS])
+    truth = np.array([list(shipped.areas).index(area) for _, area in TEST_ROWS])
+    ranks = (probabilities > probabilities[np.arange(5), truth][:, None]).sum(axis=1)
+    expected = {str(k): round(float((ranks < k).mean()), 4) for k in (2, 3)}
+    assert figures["evaluation"]["top_k"] == expected
+    assert text.splitlines()[2] == f"top-k     top-2 {expected['2']:.3f}, top-3 {expected['3']:.3f}" + (
+        "   (the labelled area among the k likeliest)"
+    )
+    assert (
+        figures["evaluation"]["labelled_abstracts"] == 5
+        and figures["evaluation"]["accuracy"] <= expected["2"]
+    )
+    assert set(figures["review"]) >= {"threshold", "share_flagged", "accuracy_unflagged"}
+    assert set(figures["evaluation"]["per_area"]) == set(shipped.areas)
 
 
 def test_testing_a_model_on_what_it_learnt_from_says_so(capsys, tmp_path, shipped, seed_set):
