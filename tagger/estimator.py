@@ -80,6 +80,17 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "model_")
         return self.model_.predict_proba(_texts(X))
 
+    def predict_log_proba(self, X) -> np.ndarray:
+        """The log of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):  # (a probability of 0 is -inf, as scikit-learn gives it)
+            return np.log(self.predict_proba(X))
+
+    def decision_function(self, X) -> np.ndarray:
+        """The linear scores before calibration, one column per class of ``classes_``: larger
+        means likelier; the largest is the predicted class."""
+        check_is_fitted(self, "model_")
+        return self.model_.decision_function(_texts(X))
+
     def predict(self, X) -> np.ndarray:
         probabilities = self.predict_proba(X)
         return self.classes_[probabilities.argmax(axis=1)]
