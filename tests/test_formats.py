@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 from conftest import run
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tagger.errors import InputError
@@ -228,6 +228,7 @@ PACK = {**COMPRESS, ".zst": _zstd_frames}
 
 
 @given(st.sampled_from(sorted(PACK)), st.floats(0.05, 0.999))
+@example(".zst", 0.5785894488475881)  # cut where the first frame ends (hypothesis found it)
 @settings(max_examples=40)
 def test_a_compressed_file_cut_short_is_damaged_never_read_as_complete(tmp_path_factory, compression, share):
     folder = tmp_path_factory.mktemp("cut")
@@ -238,9 +239,22 @@ def test_a_compressed_file_cut_short_is_damaged_never_read_as_complete(tmp_path_
     (folder / f"whole.jsonl{compression}").write_bytes(whole)
     assert len(read(folder / f"whole.jsonl{compression}")) == 2000
     cut = folder / f"cut.jsonl{compression}"
-    cut.write_bytes(whole[: max(1, int(len(whole) * share))])
-    with pytest.raises(InputError, match=r"cut.jsonl.*: damaged .* data"):
+    size = max(1, int(len(whole) * share))
+    cut.write_bytes(whole[:size])
+    # Cut where a zstandard frame ends, the file is whole zstandard data (of the first half of
+    # the text, ending inside a line): not damaged, but its last line is not a whole record.
+    damaged = not (compression == ".zst" and size in _zstd_frame_ends(body.encode()))
+    with pytest.raises(
+        InputError, match=r"cut.jsonl.*: damaged .* data" if damaged else r":\d+: not valid JSON"
+    ):
         read(cut)
+
+
+def _zstd_frame_ends(data: bytes) -> set[int]:
+    """Where the frames of :func:`_zstd_frames` end (the first, then the skippable one)."""
+    zstandard = pytest.importorskip("zstandard")
+    first = len(zstandard.ZstdCompressor(write_checksum=True).compress(data[: len(data) // 2]))
+    return {first, first + 13}  # (a skippable frame: magic, size and its 5 bytes)
 
 
 # -- memory bounded by design: no line, paragraph or JSON element is held past the limits -----
