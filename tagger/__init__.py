@@ -8,7 +8,8 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, overload
 
 from ._version import __version__
 
@@ -27,7 +28,11 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from .errors import TaggerError, TaggerWarning
+    from .estimator import TaggerClassifier
+    from .frames import tag_dataframe
     from .model import Model, load_model
     from .prediction import Prediction
     from .settings import TrainingSettings
@@ -59,13 +64,31 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
+@overload
+def predict(  # type: ignore[overload-overlap]  # a str is an iterable of str: this one wins
+    texts: str,
+    *,
+    model: Model | str | os.PathLike | None = ...,
+    review_below: float | None = ...,
+    explain: bool = ...,
+) -> Prediction: ...
+@overload
 def predict(
-    texts,
+    texts: Iterable[str],
+    *,
+    model: Model | str | os.PathLike | None = ...,
+    review_below: float | None = ...,
+    explain: bool = ...,
+) -> list[Prediction]: ...
+
+
+def predict(
+    texts: str | Iterable[str],
     *,
     model: Model | str | os.PathLike | None = None,
     review_below: float | None = None,
     explain: bool = False,
-):
+) -> Prediction | list[Prediction]:
     """Tag one abstract (a ``str``: returns a :class:`Prediction`) or many (a list of ``str``:
     returns a list of predictions, in the same order) with the shipped model, or ``model``
     (a :class:`Model`, or the path of a model folder).
@@ -78,13 +101,13 @@ def predict(
 
 
 def train(
-    data=None,
-    areas=None,
+    data: str | os.PathLike | pd.DataFrame | Sequence[str] | None = None,
+    areas: Sequence[str] | None = None,
     *,
-    labels="labels",
-    abstracts=("seeds",),
-    settings=None,
-    unlabelled=None,
+    labels: str | os.PathLike = "labels",
+    abstracts: Sequence[str | os.PathLike] = ("seeds",),
+    settings: TrainingSettings | None = None,
+    unlabelled: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
     column: str = "abstract",
     title_column: str | None = None,
     label_column: str = "area",

@@ -5,6 +5,7 @@ usage errors with "did you mean" (argparse, exit status 1). What each command do
 from __future__ import annotations
 
 import argparse
+from typing import NoReturn
 
 from . import __version__, output, reading
 from .errors import UsageError
@@ -13,7 +14,7 @@ from .workers import default_jobs as batch_jobs
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # usage errors exit 1, not argparse's 2
+    def error(self, message: str) -> NoReturn:  # usage errors exit 1, not argparse's 2
         raise UsageError(message, fix=f"{_did_you_mean(self, message)}See '{self.prog} --help'.")
 
 
@@ -46,7 +47,7 @@ def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPar
 
 def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
     """Every option of ``parser`` and of its sub-commands."""
-    options = set()
+    options: set[str] = set()
     for action in parser._actions:
         options.update(o for o in action.option_strings if o.startswith("--"))
         if isinstance(action, argparse._SubParsersAction):

@@ -19,7 +19,7 @@ from typing import IO
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
+def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Open a temporary file beside ``path``; on success it replaces ``path`` in one rename,
     on any error (or interruption) ``path`` is untouched and the temporary file is removed."""
     path = Path(path)

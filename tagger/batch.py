@@ -19,7 +19,7 @@ import contextlib
 import itertools
 import signal
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 
 import numpy as np
 
@@ -41,7 +41,7 @@ def pool_running() -> bool:
 
 def tag_blocks(
     abstracts: Iterable[Abstract], model: Model, *, jobs: int = 1, chunk_size: int = CHUNK_SIZE
-) -> Iterator[tuple[list[Abstract], np.ndarray]]:
+) -> Generator[tuple[list[Abstract], np.ndarray], None, None]:
     """(chunk of abstracts, their calibrated probabilities), chunk after chunk, in input
     order, on ``jobs`` processes."""
     chunks = chunked(abstracts, chunk_size)
@@ -96,12 +96,12 @@ def _in_parallel(
 
             with ThreadPoolExecutor(1) as starter:
                 starting = starter.submit(Pool.start, model, jobs - 1, fork=False)
-                while not starting.done() and (chunk := next(chunks, None)) is not None:
+                while not starting.done() and (chunk := next(chunks, None)) is not None:  # type: ignore[arg-type]
                     yield chunk, model.predict_proba([a.document for a in chunk])
             pool = starting.result()
         held = None  # a chunk read while every worker was full
         while True:
-            while (chunk := held if held is not None else next(chunks, None)) is not None:
+            while (chunk := held if held is not None else next(chunks, None)) is not None:  # type: ignore[arg-type]
                 held = None
                 worker = pool.submit([a.document for a in chunk])
                 if worker is None:  # every worker is full: the chunk waits for one, or for here

@@ -292,7 +292,7 @@ def _build(kind, value, where: str):
             if field.name in value or field.default is dataclasses.MISSING
         }
         try:
-            return kind(**built)
+            return typing.cast(typing.Any, kind)(**built)
         except TaggerError as error:  # a setting out of range
             raise ValueError(f"the model card holds a bad setting ({error.what})") from None
         except ValueError as error:  # a number out of range (see _require)

@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import csv
 import json
+import logging
 import os
 import sys
 import warnings
@@ -244,7 +245,7 @@ def _refuse_missing_path(argument: str) -> None:
     parent = path.parent if path.parent.is_dir() else None
     names = [p.name for p in parent.iterdir()] if parent else []
     close = difflib.get_close_matches(path.name, names, n=3)
-    hint = f"Did you mean {', '.join(str(parent / name) for name in close)}? " if close else ""
+    hint = f"Did you mean {', '.join(str(path.parent / name) for name in close)}? " if close else ""
     raise InputError("no such file or directory", where=argument, fix=f"{hint}To explain a text, use --text.")
 
 
@@ -417,8 +418,10 @@ def _report(args: argparse.Namespace) -> int:
     project = _project(args)
     model = project.model()
     labels = project.labels_by_name() if args.label_column is None else {}
-    overview = read_tags(args.tags, labels, args.label_column)
-    page = build(overview, model, f"tagger report: {Path(args.tags).name}")
+    with _stages():
+        overview = read_tags(args.tags, labels, args.label_column)
+        logging.getLogger("tagger.report").info("writing the report")
+        page = build(overview, model, f"tagger report: {Path(args.tags).name}")
     with output.open_output(args.output) as stream:  # the one output rule of predict -o
         stream.write(page)
     print(f"wrote {args.output}: {overview.rows} abstracts", file=sys.stderr)
@@ -487,7 +490,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.plots:
         require_matplotlib()  # before minutes of work, not after
     if args.model is not None:
-        evaluation, review, confidence, correct = _test_model(args)
+        with _stages():
+            evaluation, review, confidence, correct = _test_model(args)
     else:
         training_set, pile, previous = _project(args).recipe(args.unlabelled, DEFAULT_MODEL_DIR)
         reuse = previous.card if previous is not None and not args.search else None

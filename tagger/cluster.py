@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
+from typing import Any
 
 from . import output, reading
 from ._version import install_hint
@@ -35,7 +35,7 @@ def _dask():
 
 
 def tag_files(
-    paths: Sequence[str | Path],
+    paths: Sequence[str | os.PathLike],
     model: Model | str | os.PathLike | None = None,
     *,
     review_below: float | None = None,
@@ -91,7 +91,11 @@ def tag_dataframe(
     dask = _dask()
     model = resolve(model)
     shared = dask.delayed(model, pure=True)
-    options = {"review_below": review_below, "prefix": prefix, "all_probabilities": all_probabilities}
+    options: dict[str, Any] = {
+        "review_below": review_below,
+        "prefix": prefix,
+        "all_probabilities": all_probabilities,
+    }
     meta = frames.tag_dataframe(frame._meta, column, title_column, model, **options)  # (its columns)
     return frame.map_partitions(_tag_frame_partition, column, title_column, shared, options, meta=meta)
 

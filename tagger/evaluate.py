@@ -3,6 +3,8 @@ per-area table, confusion matrix, the review threshold, possible label errors, a
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -180,6 +182,7 @@ def test_model(
             where=data,
             fix=f"Test a model on labels of its areas ({', '.join(model.areas)}).",
         )
+    logging.getLogger("tagger.evaluate").info("testing the model on %s labelled abstracts", f"{len(texts):,}")
     probabilities = model.predict_proba(list(texts))
     slugs = list(model.areas)
     confidence = probabilities.max(axis=1)
@@ -338,7 +341,7 @@ def require_matplotlib():
 
 
 def write_plots(
-    evaluation: Evaluation, confidence: np.ndarray, correct: np.ndarray, directory: str | Path
+    evaluation: Evaluation, confidence: np.ndarray, correct: np.ndarray, directory: str | os.PathLike
 ) -> list[Path]:
     """A confusion-matrix PNG and a reliability-diagram PNG in ``directory``."""
     plt = require_matplotlib()

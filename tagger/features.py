@@ -237,11 +237,11 @@ class TfidfFeatures:
         kept = word_feature != STOP
         word_feature, row = word_feature[kept], row[kept]
         known = word_feature >= 0
-        keys = [row[known] * n_features + word_feature[known]]  # one key per (text, term) seen
+        parts = [row[known] * n_features + word_feature[known]]  # one key per (text, term) seen
         known_words = _evidence(np.bincount(row[known], minlength=n), np.bincount(row, minlength=n))
         if len(self._pair_keys) and len(word_feature) > 1:
-            keys.append(self._pair_terms(word_feature, row, n))
-        keys = np.sort(np.concatenate(keys))  # by text, then by term: the CSR order
+            parts.append(self._pair_terms(word_feature, row, n))
+        keys = np.sort(np.concatenate(parts))  # by text, then by term: the CSR order
         starts = np.flatnonzero(np.diff(keys, prepend=-1))  # first of each run of one key
         counts = np.diff(starts, append=len(keys)).astype(np.float64)
         unique = keys[starts]
@@ -276,9 +276,9 @@ class TfidfFeatures:
         ids: list[int] = []
         lengths: list[int] = []
         for text in spaced:
-            found = text.split()
-            lengths.append(len(found))
-            ids.extend(map(get, found, missing))
+            words = text.split()
+            lengths.append(len(words))
+            ids.extend(map(get, words, missing))
         return np.array(ids, dtype=np.int64), np.repeat(np.arange(len(spaced), dtype=np.int64), lengths)
 
     def _arrow_features(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:

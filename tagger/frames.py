@@ -131,6 +131,7 @@ def tag_dataframe(
     columns = {}
     for name in added:
         field = schema_field(name)
+        assert field is not None  # (every added column is one of tagger's)
         columns[prefix + name] = np.full(len(frame), field.missing, dtype=field.dtype)
         columns[prefix + name][present] = _values(table[name])
     return frame.assign(**columns)

@@ -240,7 +240,7 @@ class Session:
         """Take the last answer back and go back to its abstract: (undone, its id, its area);
         None when there is nothing to undo. Not undone when someone else changed that label
         since."""
-        if not self.can_undo:
+        if not self.can_undo or self.unsave is None:
             return None
         self.index, receipt, area = self.answered.pop()
         abstract_id_, _ = self.result.labelled.pop()

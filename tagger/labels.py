@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -129,7 +130,7 @@ def _rows(path: Path, columns: Sequence[str]) -> Iterable[tuple[str, dict[str, s
             yield f"{path}:{record.line}", {k: (v or "").strip() for k, v in record.fields.items() if k}
 
 
-def load_areas(path: str | Path) -> tuple[Area, ...]:
+def load_areas(path: str | os.PathLike) -> tuple[Area, ...]:
     """The areas of ``areas.csv``, checked: valid unique slugs, names and descriptions."""
     if not Path(path).is_file():
         raise LabelError(
@@ -163,7 +164,7 @@ def load_areas(path: str | Path) -> tuple[Area, ...]:
     return tuple(areas)
 
 
-def load_labels(path: str | Path, areas: Sequence[Area]) -> list[Label]:
+def load_labels(path: str | os.PathLike, areas: Sequence[Area]) -> list[Label]:
     """The hand labels of ``labels.csv``, checked against ``areas``; one label per abstract."""
     slugs = {area.slug for area in areas}
     labels: dict[str, Label] = {}
@@ -187,7 +188,7 @@ def load_labels(path: str | Path, areas: Sequence[Area]) -> list[Label]:
 
 
 def load_training_set(
-    labels_dir: str | Path = "labels", abstracts: Iterable[str | Path] = ("seeds",)
+    labels_dir: str | os.PathLike = "labels", abstracts: Iterable[str | os.PathLike] = ("seeds",)
 ) -> TrainingSet:
     """The taxonomy and hand labels in ``labels_dir`` joined with the abstracts they label
     (by the digest of the text; see :mod:`tagger.labelstore`)."""
@@ -239,7 +240,7 @@ def load_training_set(
     )
 
 
-def read_labelled_file(path: str | Path, columns: Columns | None = None) -> TrainingSet:
+def read_labelled_file(path: str | os.PathLike, columns: Columns | None = None) -> TrainingSet:
     """A user's own labelled corpus: a .csv or .jsonl file with ``abstract`` and ``area``
     (or the columns ``columns`` names). The areas are the distinct values of the area
     column; they have no descriptions."""

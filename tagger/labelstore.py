@@ -28,6 +28,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,7 +95,7 @@ class RecordFile:
             options = [OPTIONS[role] for role in roles if role in OPTIONS]
             self.require_columns([self.roles[role] for role in roles], options)
 
-    def require_columns(self, names: list[str], options: list[str] = ()) -> None:
+    def require_columns(self, names: list[str], options: Sequence[str] = ()) -> None:
         """A clear error when the header lacks one of ``names`` (``options``: those that
         name the columns on the command line)."""
         missing = [name for name in names if name not in self.header]
@@ -182,7 +184,7 @@ def _csv_line(cells: list[str], delimiter: str, newline: str) -> str:
 LABELS_CSV = Columns(abstract="abstract_id", area="area", title="title", id="abstract_id")
 
 
-def read_labels_file(path: str | Path) -> RecordFile:
+def read_labels_file(path: str | os.PathLike) -> RecordFile:
     """``labels.csv`` as records (a missing file: no records, the usual header)."""
     return RecordFile(Path(path), "csv", LABELS_CSV, header=LABEL_COLUMNS)
 
@@ -206,7 +208,7 @@ class ProjectLabels:
     file there holds it already), then the label: an interruption never leaves a label
     without its text. Both folders are locked meanwhile."""
 
-    def __init__(self, labels_dir: str | Path, abstracts_dir: str | Path) -> None:
+    def __init__(self, labels_dir: str | os.PathLike, abstracts_dir: str | os.PathLike) -> None:
         self.labels_dir, self.abstracts_dir = Path(labels_dir), Path(abstracts_dir)
         self.where = self.labels_dir / LABELS_FILE
         self._names: dict[str, set[str]] | None = None  # of the texts in abstracts_dir, read once
@@ -222,6 +224,7 @@ class ProjectLabels:
                 RecordFile(folder / LABELLED_ABSTRACTS_FILE, "jsonl", Columns()) if folder.is_dir() else None
             )
             for record in kept.records if kept is not None else ():
+                assert kept is not None
                 digest, own = kept.digest(record), (record.fields or {}).get("source_id")
                 if digest and isinstance(own, str) and own:  # the id its pile gave it
                     self._names.setdefault(own, set()).add(digest)
@@ -306,16 +309,17 @@ class LabelledFile:
     """A user's own labelled ``.csv``, ``.tsv`` or ``.jsonl`` file (made if missing): an
     answer replaces the record of the same text in place, or is added at the end."""
 
-    def __init__(self, path: str | Path, columns: Columns | None = None) -> None:
+    def __init__(self, path: str | os.PathLike, columns: Columns | None = None) -> None:
         self.where = Path(path)
         self.columns = columns or Columns()
-        self.kind = WRITABLE.get(self.where.suffix.lower())
-        if self.kind is None:
+        kind = WRITABLE.get(self.where.suffix.lower())
+        if kind is None:
             raise LabelError(
                 "answers can go to a .csv, .tsv or .jsonl file only",
                 where=str(self.where),
                 fix="Convert it to one of those (uncompressed), or give another file with --data.",
             )
+        self.kind: str = kind
 
     def _read(self) -> RecordFile:
         header = (self.columns.abstract, self.columns.area, self.columns.title, self.columns.id)

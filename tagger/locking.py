@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
-from pathlib import Path
 
 try:
     import fcntl
@@ -25,7 +24,7 @@ except ImportError:  # pragma: no cover - Windows
 
 
 @contextlib.contextmanager
-def locked(*folders: str | Path, shared: bool = False) -> Iterator[None]:
+def locked(*folders: str | os.PathLike, shared: bool = False) -> Iterator[None]:
     """Hold a lock on each folder (exclusive, or ``shared`` for readers) for the block.
     Several folders are locked in one order (by their real path), so that two processes
     locking the same folders never wait for each other forever."""

@@ -46,6 +46,13 @@ class Model:
     features), ``intercept``; everything else is in ``card``."""
 
     __slots__ = ("_coef_by_feature", "card", "coef", "features", "idf", "intercept", "vocabulary")
+    card: ModelCard
+    vocabulary: tuple[str, ...]
+    idf: np.ndarray
+    coef: np.ndarray
+    intercept: np.ndarray
+    features: TfidfFeatures
+    _coef_by_feature: np.ndarray
 
     def __init__(
         self,
@@ -141,7 +148,9 @@ class Model:
         )
 
     @overload
-    def predict(self, texts: str, *, review_below: float | None = ..., explain: bool = ...) -> Prediction: ...
+    def predict(  # type: ignore[overload-overlap]  # a str is an iterable of str: this one wins
+        self, texts: str, *, review_below: float | None = ..., explain: bool = ...
+    ) -> Prediction: ...
     @overload
     def predict(
         self, texts: Iterable[str], *, review_below: float | None = ..., explain: bool = ...
@@ -209,7 +218,7 @@ class Model:
 
     # -- files ------------------------------------------------------------------------------
 
-    def save(self, directory: str | Path) -> Path:
+    def save(self, directory: str | os.PathLike) -> Path:
         """Write the weights, then the card that names them, each atomically, into
         ``directory``; an interrupted save leaves the previous model loadable. The model
         itself is left as it was. Returns the directory."""
@@ -246,7 +255,7 @@ class Model:
         return directory
 
     @classmethod
-    def load(cls, directory: str | Path) -> Model:
+    def load(cls, directory: str | os.PathLike) -> Model:
         """Read a model directory written by :meth:`save`. Runs no code from the files."""
         directory = Path(directory)
         card_path = directory / CARD_FILE
@@ -486,6 +495,6 @@ def _shipped_model() -> Model:
     return Model.load(shipped_model_dir())
 
 
-def load_model(directory: str | Path | None = None) -> Model:
+def load_model(directory: str | os.PathLike | None = None) -> Model:
     """The model in ``directory``; the shipped model (loaded once, then cached) by default."""
     return _shipped_model() if directory is None else Model.load(directory)

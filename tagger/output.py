@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, cast
 
 import numpy as np
 
@@ -188,7 +188,7 @@ class Target:
     gzip: bool = False
 
 
-def format_for(path: str | Path | None, given: str | None) -> Target:
+def format_for(path: str | os.PathLike | None, given: str | None) -> Target:
     """The output's format: ``given`` (``--format``), else the one ``path``'s extension names
     (``.csv``, ``.jsonl``, ``.parquet``, each but Parquet also ``.gz``), else CSV on stdout
     and into special files.
@@ -225,10 +225,11 @@ class RowWriter:
         self.columns: tuple[str, ...] | None = None
         self.unwritten: set[str] = set()  # kept columns that came after the columns were fixed
         self._csv = csv.writer(stream, lineterminator="\n") if output_format == "csv" else None
-        self._parquet = None
+        self._parquet: Any = None  # a pyarrow ParquetWriter, once the first rows come
         self._written: set[str] = set()  # the columns, as a set (rows may hold thousands)
 
-    def _fix_columns(self, first: list[dict] | ChunkRows) -> None:
+    def _fix_columns(self, first: list[dict] | ChunkRows) -> tuple[str, ...]:
+        """The output's columns, from the first rows (and the layout); the CSV header written."""
         if self.layout.keep == KEEP_ALL and isinstance(first, ChunkRows):
             kept = first.kept_names()
         elif self.layout.keep == KEEP_ALL:
@@ -239,39 +240,38 @@ class RowWriter:
         self._written = set(self.columns)
         if self._csv is not None:
             self._csv.writerow(self.columns)
+        return self.columns
 
     def write_rows(self, rows: ChunkRows | list[dict]) -> None:
         if self.columns is None and self.layout.keep != KEEP_ALL:
             self._fix_columns([])  # (the header, written with the first rows: nothing before)
-        if isinstance(rows, ChunkRows) and rows.plain and self.output_format == "csv":
+        if isinstance(rows, ChunkRows) and self._csv is not None and rows.plain:
             self._csv.writerows(zip(*rows.table.values(), rows.tag_cells()))  # by column, no dict per row
             return
-        if isinstance(rows, ChunkRows) and self.output_format == "csv":
-            if self.columns is None:
-                self._fix_columns(rows)
+        if isinstance(rows, ChunkRows) and self._csv is not None:
+            columns = self.columns if self.columns is not None else self._fix_columns(rows)
             self.unwritten.update(rows.names_outside(self._written))
-            self._csv.writerows(rows.cells(self.columns))
+            self._csv.writerows(rows.cells(columns))
             return
         rows = list(rows)
-        if self.columns is None:
-            self._fix_columns(rows)
+        columns = self.columns if self.columns is not None else self._fix_columns(rows)
         if self.output_format == "jsonl":
             for row in rows:
                 self.stream.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
             return
         self.unwritten.update(name for row in rows for name in row if name not in self._written)
-        if self.output_format == "csv":
-            self._csv.writerows([[_cell(name, row.get(name)) for name in self.columns] for row in rows])
+        if self._csv is not None:
+            self._csv.writerows([[_cell(name, row.get(name)) for name in columns] for row in rows])
         else:
-            self._write_parquet(rows)
+            self._write_parquet(rows, columns)
 
-    def _write_parquet(self, rows: list[dict]) -> None:
+    def _write_parquet(self, rows: list[dict], columns: tuple[str, ...]) -> None:
         import pyarrow as pa
         import pyarrow.parquet as parquet
 
-        schema = _parquet_schema(self.columns)
-        kept = [name for name in self.columns if field(name) is None]
-        values = [{name: row.get(name) for name in self.columns} for row in rows]
+        schema = _parquet_schema(columns)
+        kept = [name for name in columns if field(name) is None]
+        values = [{name: row.get(name) for name in columns} for row in rows]
         for row in values:
             for name in kept:
                 row[name] = _as_text(row[name])
@@ -301,7 +301,7 @@ def _parquet_schema(columns: tuple[str, ...]):
     text (see :func:`_as_text`), so that it holds one type whatever its rows hold."""
     import pyarrow as pa
 
-    return pa.schema([(name, field(name).arrow() if field(name) else pa.string()) for name in columns])
+    return pa.schema([(name, ours.arrow() if (ours := field(name)) else pa.string()) for name in columns])
 
 
 def _as_text(value) -> str | None:
@@ -323,7 +323,10 @@ def _cell(name: str, value):
 
 @contextlib.contextmanager
 def open_output(
-    path: str | Path | None, inputs: Iterable[str | Path] = (), binary: bool = False, compress: bool = False
+    path: str | os.PathLike | None,
+    inputs: Iterable[str | os.PathLike] = (),
+    binary: bool = False,
+    compress: bool = False,
 ) -> Iterator[IO]:
     """Where output goes: stdout (``None`` or ``-``); a regular file (new, or replaced; a
     symlink's target) written atomically, complete or not at all; or a device, FIFO or other
@@ -346,6 +349,7 @@ def open_output(
     target = _checked_target(Path(path), inputs)
     body_error: BaseException | None = None
     try:
+        opened: contextlib.AbstractContextManager[Any]
         if target.exists() and not target.is_file():  # a device, FIFO, socket: write through
             opened = (
                 open(target, "wb")  # noqa: SIM115 (the with below)
@@ -356,7 +360,7 @@ def open_output(
             opened = atomic_write(target, "wb" if binary else "w")
         with opened as stream:
             try:
-                yield _NamedStream(stream, str(path))
+                yield cast(IO, _NamedStream(stream, str(path)))
             except BaseException as error:
                 body_error = error
                 raise
@@ -366,7 +370,7 @@ def open_output(
         raise _write_error(error, str(path)) from None
 
 
-def check_output(path: str | Path | None, inputs: Iterable[str | Path] = ()) -> None:
+def check_output(path: str | os.PathLike | None, inputs: Iterable[str | os.PathLike] = ()) -> None:
     """Refuse an output :func:`open_output` would refuse, before anything else is checked."""
     if path is not None and str(path).strip() and str(path) != "-":
         _checked_target(Path(path), inputs)
@@ -383,7 +387,7 @@ def _gzipped(path, inputs, binary: bool) -> Iterator[IO]:
         gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as zipped,
     ):
         if binary:
-            yield zipped
+            yield cast(IO, zipped)
             return
         text = io.TextIOWrapper(zipped, encoding="utf-8", newline="")
         try:
@@ -396,7 +400,7 @@ def _gzipped(path, inputs, binary: bool) -> Iterator[IO]:
 class _NamedStream:
     """A text stream whose write errors name the output path."""
 
-    def __init__(self, stream: IO[str], name: str) -> None:
+    def __init__(self, stream: IO, name: str) -> None:
         self._stream, self._name = stream, name
 
     def write(self, text: str) -> int:
@@ -419,11 +423,11 @@ def _write_error(error: OSError, where: str) -> OutputError:
     return OutputError(
         f"cannot write the output ({error.strerror or error})",
         where=where,
-        fix=fixes.get(error.errno, "Choose another --output."),
+        fix=fixes.get(error.errno or 0, "Choose another --output."),
     )
 
 
-def _checked_target(path: Path, inputs: Iterable[str | Path]) -> Path:
+def _checked_target(path: Path, inputs: Iterable[str | os.PathLike]) -> Path:
     """The file to write for ``--output path`` (a symlink's target), checked."""
     shown = str(path)
     if path.is_dir():

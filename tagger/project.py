@@ -57,7 +57,7 @@ def shipped_taxonomy() -> Path:
     return shipped(f"labels/{AREAS_FILE}")
 
 
-def init(folder: str | Path = ".", empty: bool = False) -> list[Path]:
+def init(folder: str | os.PathLike = ".", empty: bool = False) -> list[Path]:
     """Make a project in ``folder`` (created if missing): the default taxonomy, the labels the
     shipped model learnt from with their texts in ``seeds/`` (none with ``empty``), and a
     note of what goes where. Refused where a project's taxonomy or labels are already, or a
@@ -87,7 +87,7 @@ def init(folder: str | Path = ".", empty: bool = False) -> list[Path]:
             f"{clash[0]} exists already", fix="Move it away, or start with no labels: tagger init --empty."
         )
     note = folder / NOTE_FILE
-    planned = {
+    planned: dict[Path, str | Path | None] = {
         Path("labels") / AREAS_FILE: shipped_taxonomy(),
         Path("labels") / LABELS_FILE: None if empty else shipped(f"labels/{LABELS_FILE}"),
         **{Path("seeds") / text.name: text for text in texts},

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import html
+import logging
 import zlib
 from collections import Counter
 from dataclasses import dataclass
@@ -37,6 +38,8 @@ class Row:
     runner_up_confidence: float
     label: str
 
+
+log = logging.getLogger("tagger.report")  # what it is doing (shown on a terminal: tagger.cli)
 
 # The columns of a tags file the report needs (tagger.schema); it reads title and needs_review
 # too where they are.
@@ -83,12 +86,12 @@ class Overview:
             candidates = np.flatnonzero(key <= below)
         else:
             candidates = np.arange(len(key))
-        fields = [name for name in Row.__dataclass_fields__ if name != "label"]
+        fields: list[str] = [name for name in Row.__dataclass_fields__ if name != "label"]
         found = [
             (
                 (float(key[i]), str(sources[i]), int(positions[i]), int(order[i])),
-                Row(*(chunk[name][i].item() if hasattr(chunk[name][i], "item") else chunk[name][i]
-                      for name in fields), label=str(chunk["label"][i])),
+                Row(**{name: chunk[name][i].item() if hasattr(chunk[name][i], "item") else chunk[name][i]
+                       for name in fields}, label=str(chunk["label"][i])),
             )
             for i in candidates
         ]  # fmt: skip
@@ -152,6 +155,7 @@ def read_tags(
         else:
             chunk["label"] = np.array([labels.get(i, "") for i in chunk["id"].tolist()], dtype=object)
         overview.add(chunk)
+        log.info("read %s rows of %s", f"{overview.rows:,}", path)
     return overview
 
 

@@ -6,8 +6,8 @@ the labelling page's retrain button (:mod:`tagger.web`).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from pathlib import Path
 
 from . import training
 from .errors import TaggerError
@@ -35,7 +35,7 @@ class Retrained:
     new_labels: NewLabelsFigures | None
 
 
-def previous_model(folder: str | Path) -> Model | None:
+def previous_model(folder: str | os.PathLike) -> Model | None:
     """The model in ``folder``, or None when there is none (or none that loads)."""
     try:
         return Model.load(folder)
@@ -45,7 +45,7 @@ def previous_model(folder: str | Path) -> Model | None:
 
 def retrain(
     training_set: TrainingSet,
-    folder: str | Path,
+    folder: str | os.PathLike,
     texts: list[str],
     *,
     unlabelled: list[str] | None = None,

@@ -25,6 +25,7 @@ import platform
 import warnings
 from collections import Counter
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -220,7 +221,7 @@ def _fold_scores(
         test_matrix, probe_matrix = vectorizer.transform(held_out), vectorizer.transform(probes)
         known = (evidence(held_out, vectorizer.vocabulary_), evidence(probes, vectorizer.vocabulary_))
         # Along increasing C, each fit starts from the last one of the same other settings.
-        warm: dict[TrainingSettings, object] = {}
+        warm: dict[TrainingSettings, Any] = {}  # (scikit-learn classifiers)
         for i in sorted(members, key=lambda i: candidates[i].C):
             classifier = warm.setdefault(replace(candidates[i], C=1.0), _classifier(candidates[i]))
             classifier.set_params(C=candidates[i].C, warm_start=True)
@@ -631,6 +632,7 @@ def train(
     model this one replaces, to say how the new model does on the labels new since then
     (:class:`NewLabels` in the card's evaluation)."""
     training_set, validation, record = validate(training_set, settings, unlabelled, previous, plan)
+    assert validation.rows is not None  # (validate says which rows it measured)
     position = {row: k for k, row in enumerate(validation.rows)}
     if new := [position[i] for i in new_since(training_set, since) if i in position]:
         figures = NewLabels(len(new), round(float(validation.correct[new].mean()), 4))

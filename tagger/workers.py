@@ -27,6 +27,8 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +44,7 @@ JOIN_TIMEOUT = 5.0  # seconds a stopping pool waits for all its workers before k
 class Worker:
     """One worker process and this process's end of its pipe."""
 
-    process: object  # a multiprocessing Process
+    process: BaseProcess  # a multiprocessing Process
     pipe: Connection
     pending: int = 0  # chunks sent whose answer has not been read
 
@@ -73,7 +75,7 @@ class Pool:
         work = work or probabilities
         import multiprocessing
 
-        context = multiprocessing.get_context("fork" if fork else "spawn")
+        context: Any = multiprocessing.get_context("fork" if fork else "spawn")  # (its Process, Pipe)
         pool = cls(job=job)
         if fork:
             for stream in (sys.stdout, sys.stderr):  # else a worker could write their buffers again
@@ -143,7 +145,7 @@ class Pool:
         """Every task's answer, in order, the workers kept busy."""
         tasks = iter(tasks)
         sent: collections.deque[Worker] = collections.deque()
-        answers = []
+        answers: list = []
         while True:
             while (task := next(tasks, None)) is not None:
                 worker = self.submit(task)

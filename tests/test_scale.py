@@ -231,6 +231,25 @@ def test_training_says_each_stage_on_a_terminal(monkeypatch, tmp_path):
         assert "trained on 24 labelled abstracts" in said
 
 
+def test_report_and_testing_a_model_say_each_stage_on_a_terminal(monkeypatch, tmp_path, big_pile):
+    """report (a tags file of millions of rows) and evaluate --model (a large test file) say
+    what they are doing on a terminal, as train does; nothing when stderr is a file."""
+    from conftest import ROOT
+
+    tags, test = tmp_path / "tags.csv", tmp_path / "test.csv"
+    assert main(["predict", str(big_pile), "--quiet", "--output", str(tags)]) == 0
+    test.write_text("abstract,area\nRobots grasp cups.,robotics\nWe prove a regret bound.,theory\n")
+    for terminal, expected in ((FakeTerminal(), True), (io.StringIO(), False)):
+        monkeypatch.setattr(sys, "stderr", terminal)
+        assert main(["report", str(tags), "-o", str(tmp_path / "r.html")]) == 0
+        said = terminal.getvalue()
+        assert (f"s] read {sum(1 for _ in tags.open()) - 1:,} rows of {tags}" in said) is expected, said
+        assert ("s] writing the report" in said) is expected, said
+        status = main(["evaluate", "--model", str(ROOT / "models"), "--data", str(test)])
+        said = terminal.getvalue()
+        assert status == 0 and ("s] testing the model on 2 labelled abstracts" in said) is expected, said
+
+
 def test_jobs_must_be_positive(capsys, big_pile):
     status, _, err = run(capsys, "predict", big_pile, "--jobs", "-2")
     assert status == 1 and err.startswith("tagger: --jobs '-2' is not valid")

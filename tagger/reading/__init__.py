@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import codecs
 import lzma
+import os
 import sys
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -89,7 +90,7 @@ __all__ = [  # what the rest of tagger (and a user) reads abstracts with
 
 
 def read_abstracts(
-    paths: Iterable[str | Path],
+    paths: Iterable[str | os.PathLike],
     *,
     input_format: str | None = None,
     encoding: str = "utf-8",
@@ -164,7 +165,7 @@ def _read_files(files: list[Path], options: _Options, stdin: IO | None) -> Itera
         if fmt in PATH_READERS:
             rows = [0]
             records = PATH_READERS[fmt](path, options, rows)
-            yield from _abstracts(display_name(path), records, options, lambda rows=rows: not rows[0])
+            yield from _abstracts(display_name(path), records, options, lambda rows=rows: not rows[0])  # type: ignore[misc]
             continue
         try:
             stream = _open(path)
@@ -292,25 +293,28 @@ def _abstracts(
     position = found = 0
     for record in records:
         position += 1
-        if not isinstance(record, InputError) and _without_abstract(record):
-            identifier = record.fields.get("id")
+        if isinstance(record, InputError):
+            options.bad(record)
+            continue
+        fields = record.fields or {}  # (None: a blank line of a table, which no reader of abstracts gives)
+        if _without_abstract(fields):
+            identifier = fields.get("id")
             named = f" ({identifier})" if identifier not in (None, "") else ""
             report.without_abstract.append(f"{record.where}{named}")
             continue
-        problem = record if isinstance(record, InputError) else _record_problem(record.fields, record.where)
-        if problem:
+        if problem := _record_problem(fields, record.where):
             options.bad(problem)
             continue
         found += 1
         report.read += 1
-        yield _from_record(record.fields, name, position, record.line, record.kept)
+        yield _from_record(fields, name, position, record.line, record.kept)
     _note_if_empty(name, found, report, headings, skipped, empty=empty())
 
 
-def _without_abstract(record: Record) -> bool:
-    """Whether a record has nothing in its abstract: it is left out and counted (a reference
-    export always has some such records), not a bad record that stops the run."""
-    text = record.fields["abstract"]
+def _without_abstract(fields: dict) -> bool:
+    """Whether a record (its fields) has nothing in its abstract: it is left out and counted
+    (a reference export always has some such records), not a bad record that stops the run."""
+    text = fields.get("abstract")
     return text is None or (isinstance(text, str) and (not text or text.isspace()))
 
 

@@ -13,6 +13,7 @@ import logging
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from .files import display_name
@@ -34,10 +35,11 @@ def _read_bib(source: _Source) -> Iterator[Record | InputError]:
         library = bibtexparser.parse_string(text, append_middleware=middleware)
     columns = source.options.columns
     first = True
+    block: Any
     for block in library.blocks:
-        line = block.start_line + 1
+        line = (block.start_line or 0) + 1
         where = f"{source.name}:{line}"
-        last = line + block.raw.count("\n")
+        last = line + (block.raw or "").count("\n")
         kind = type(block).__name__
         if kind == "DuplicateBlockKeyBlock":  # a real entry whose key came before: read it too
             with _quiet("bibtexparser"):

@@ -13,7 +13,7 @@ import stat
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from ..errors import InputError
 from .source import ReadReport, _bad
@@ -46,7 +46,7 @@ def _compression_of(name: str) -> str | None:
     return next((suffix for suffix in COMPRESSIONS if name.lower().endswith(suffix)), None)
 
 
-def find_files(paths: Iterable[str | Path], report: ReadReport, skip_bad: bool = False) -> list[Path]:
+def find_files(paths: Iterable[str | os.PathLike], report: ReadReport, skip_bad: bool = False) -> list[Path]:
     """Files to read: the paths given, with folders expanded (recursively, in name order,
     symlinked folders followed once each). Everything in a folder that is not read is noted
     in ``report``: hidden files and folders, files of other types, FIFOs, devices and
@@ -127,7 +127,7 @@ def _kind(path: Path) -> str:
     return next((name for test, name in special.items() if test(mode)), "not a regular file")
 
 
-def display_name(path: str | Path) -> str:
+def display_name(path: str | os.PathLike) -> str:
     """A path as text that can be written anywhere: bytes of a file name that are not UTF-8
     escaped as ``\\xe9`` (``os.fsdecode`` keeps them as surrogates, which UTF-8 cannot hold)."""
     name = str(path)
@@ -142,7 +142,7 @@ def _open(path: Path) -> IO[bytes]:
     if compression is None:
         return open(path, "rb")
     if compression == ".gz":
-        return gzip.open(path, "rb")
+        return cast(IO[bytes], gzip.open(path, "rb"))
     if compression == ".bz2":
         return bz2.open(path, "rb")
     if compression == ".xz":

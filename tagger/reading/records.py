@@ -231,9 +231,9 @@ def field_names(available: Sequence[str], columns: Columns) -> dict[str, str]:
         by_lower.setdefault(str(name).strip().lower(), name)
     found = {}
     for role in columns.roles():
-        name = next((n for n in columns.candidates(role) if n.lower() in by_lower), None)
-        if name is not None:
-            found[role] = by_lower[name.lower()]
+        match = next((n for n in columns.candidates(role) if n.lower() in by_lower), None)
+        if match is not None:
+            found[role] = by_lower[match.lower()]
     return found
 
 
@@ -452,7 +452,7 @@ def _read_csv(source: _Source, delimiter: str | None = None) -> Iterator[Record 
         if first is not None:
             yield first
         return
-    header = first.cells
+    header = first.cells or []
     where = f"{source.name}:1"
     index_of = {name: i for i, name in reversed(list(enumerate(header)))}
     fields = field_names(header, columns)
@@ -547,7 +547,7 @@ def _from_record(record: dict, source: str, position: int, line: int, kept: dict
     )
 
 
-_scan_json = json.JSONDecoder().scan_once
+_scan_json = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # (made in __init__)
 
 
 def _json_line(line: str):

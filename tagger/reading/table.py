@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,7 +33,7 @@ class Table:
     newline: str = "\n"
 
 
-def read_table(path: str | Path, kind: str, columns: Columns) -> Table:
+def read_table(path: str | os.PathLike, kind: str, columns: Columns) -> Table:
     """The records of ``path`` (UTF-8; a missing file has none). A record that cannot be
     read (malformed CSV, a row of another length than the header, a line that is not a JSON
     object, text that is not UTF-8, a lone surrogate) is a :class:`LabelError` naming its
@@ -70,7 +71,7 @@ def _csv_records(table: Table, source: _Source, first_line: str) -> None:
         if isinstance(row, InputError):
             raise row
         if not table.head:
-            table.head, table.header = row.raw, [cell.strip() for cell in row.cells]
+            table.head, table.header = row.raw, [cell.strip() for cell in row.cells or []]
             continue
         fields = None if row.cells is None else dict(zip(table.header, row.cells))
         table.records.append(Record(fields, row.line, raw=row.raw))

@@ -169,6 +169,7 @@ class LabellingApp:
         threading.Thread(target=self._retrain, daemon=True).start()
 
     def _retrain(self) -> None:
+        assert self.retrain is not None  # (started only when there is one)
         try:
             model, result = self.retrain()
         except Exception as error:  # shown on the page; the labels are untouched either way
@@ -304,7 +305,7 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         query = parse_qs(url.query)
         if url.path in ("/", "/report"):
-            if not self._allowed((query.get("token") or [None])[0]):
+            if not self._allowed(next(iter(query.get("token") or ()), None)):
                 return
             if url.path == "/":
                 self._send(
@@ -326,7 +327,7 @@ class _Handler(BaseHTTPRequestHandler):
             with self.server.app.lock:
                 self._send_json(HTTPStatus.OK, self.server.app.state())
             return
-        if not self._allowed((query.get("token") or [None])[0] or self.headers.get(TOKEN_HEADER)):
+        if not self._allowed(next(iter(query.get("token") or ()), None) or self.headers.get(TOKEN_HEADER)):
             return
         self._send_text(HTTPStatus.NOT_FOUND, "not found")
 
