@@ -269,6 +269,29 @@ def parser() -> argparse.ArgumentParser:
         type=_checked("--port", low=0, high=65535, integer=True),
         help="with --web: the port (default: a free one)",
     )
+    label.add_argument(
+        "--annotator",
+        metavar="NAME",
+        help="who is answering, kept with each label in labels.csv (default: your login name)",
+    )
+
+    labels_command = commands.add_parser(
+        "labels",
+        help="the project's hand labels with their texts, as JSON lines; or the annotators' agreement",
+    )
+    labels(labels_command)
+    labels_command.add_argument(
+        "--abstracts",
+        metavar="DIR",
+        default="seeds",
+        help="where labelled abstracts are kept (default seeds)",
+    )
+    labels_command.add_argument("-o", "--output", metavar="FILE", help="where (default: stdout)")
+    labels_command.add_argument(
+        "--agreement",
+        action="store_true",
+        help="instead: each pair of annotators' agreement (Cohen's kappa) and the abstracts they disagree on",
+    )
 
     report = commands.add_parser(
         "report", help="an overview of a tagged file as one HTML page (areas, confidence, what to look at)"

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import arguments, output, reading
+from . import arguments, feedback, output, reading
 from .errors import InputError, TaggerError, UsageError
 from .prediction import COLUMNS as PREDICTION_COLUMNS
 from .prediction import NO_AREA
@@ -23,7 +23,6 @@ from .schema import located
 from .workers import default_jobs as batch_jobs
 
 EXIT_SKIPPED = 3  # --skip-bad left records out
-PROGRESS_DELAY = 1.0  # seconds before a progress bar shows
 
 
 def _init(args: argparse.Namespace) -> int:
@@ -69,7 +68,7 @@ def _project(args: argparse.Namespace):
     return Project(
         labels=getattr(args, "labels", "labels"),
         abstracts=(abstracts,) if isinstance(abstracts, str) else tuple(abstracts),
-        model_dir=args.model,
+        model_dir=getattr(args, "model", None),
         data=data,
         columns=reading.Columns.given(args.column, args.title_column, area=args.label_column)
         if data
@@ -140,7 +139,7 @@ def _predict(args: argparse.Namespace) -> int:
         output.open_output(
             args.output, paths, binary=target.format == "parquet", compress=target.gzip
         ) as stream,
-        _progress(args, paths, report) as update,
+        feedback.progress(args.quiet, paths, report) as update,
     ):
         writer = output.RowWriter(stream, target.format, layout)
         for chunk, probabilities in blocks:
@@ -177,62 +176,6 @@ def _predict(args: argparse.Namespace) -> int:
     status = _report_reading(report)
     print(project.which_model(model), file=sys.stderr)
     return status
-
-
-@contextlib.contextmanager
-def _stages():
-    """On a terminal, what training is doing, a line a stage with the time since it began
-    (training's log, :mod:`tagger.training`); nothing elsewhere."""
-    import logging
-    import time
-
-    if not sys.stderr.isatty():
-        yield
-        return
-    began = time.monotonic()
-
-    class Stage(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            print(
-                f"tagger: [{time.monotonic() - began:5.0f} s] {record.getMessage()}",
-                file=sys.stderr,
-                flush=True,
-            )
-
-    log, handler = logging.getLogger("tagger"), Stage()
-    log.addHandler(handler)
-    log.setLevel(logging.INFO)
-    try:
-        yield
-    finally:
-        log.removeHandler(handler)
-
-
-@contextlib.contextmanager
-def _progress(
-    args: argparse.Namespace, paths: list[str], report: reading.ReadReport, delay: float = PROGRESS_DELAY
-):
-    """A progress bar over the bytes read from ``paths``, on stderr, shown after a second; none
-    with --quiet, when stderr is not a terminal, or on stdin (no size known)."""
-    sizes = [Path(p) for p in paths]
-    if args.quiet or not sys.stderr.isatty() or reading.STDIN in paths or not paths:
-        yield lambda: None
-        return
-    from tqdm import tqdm
-
-    tqdm.monitor_interval = 0  # no monitor thread: worker processes can then be forked
-    total = sum(
-        f.stat().st_size for p in sizes for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file()
-    )
-    with tqdm(total=total, unit="B", unit_scale=True, delay=delay, file=sys.stderr, leave=False) as bar:
-        seen = 0
-
-        def update() -> None:
-            nonlocal seen
-            bar.update(report.bytes_read - seen)
-            seen = report.bytes_read
-
-        yield update
 
 
 def _refuse_missing_path(argument: str) -> None:
@@ -311,13 +254,33 @@ def _suggest(args: argparse.Namespace) -> int:
     return _report_reading(report)
 
 
+def _labels(args: argparse.Namespace) -> int:
+    from .agreement import agreement, describe
+
+    project = _project(args)
+    rows = project.label_rows()
+    if args.agreement:
+        found = agreement((row["abstract_id"], row["annotator"], row["area"]) for row in rows)
+        snippets = {
+            row["abstract_id"]: row["title"] or " ".join(row["abstract"].split()[:12]) for row in rows
+        }
+        print(describe(found, snippets))
+        return 0
+    with output.open_output(args.output) as stream:
+        for row in rows:
+            stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+    if args.output not in (None, "-"):
+        print(f"wrote {args.output}: {len(rows):,} labels", file=sys.stderr)
+    return 0
+
+
 def _label(args: argparse.Namespace) -> int:
     from .labelling import label_session
 
     if args.port is not None and not args.web:
         raise UsageError("--port is for the labelling page", fix="Add --web, or leave --port out.")
     project = _project(args)
-    store = project.store()
+    store = project.store(args.annotator)
     model, areas = project.labelling_model(store)
     report = reading.ReadReport()
     if args.web:
@@ -418,7 +381,7 @@ def _report(args: argparse.Namespace) -> int:
     project = _project(args)
     model = project.model()
     labels = project.labels_by_name() if args.label_column is None else {}
-    with _stages():
+    with feedback.stages():
         overview = read_tags(args.tags, labels, args.label_column)
         logging.getLogger("tagger.report").info("writing the report")
         page = build(overview, model, f"tagger report: {Path(args.tags).name}")
@@ -436,7 +399,7 @@ def _train(args: argparse.Namespace) -> int:
     project.check_writable()
     training_set, pile, _ = project.recipe(args.unlabelled)
     texts = [] if args.data else [a.document for a in reading.read_abstracts(args.abstracts)]
-    with _stages():
+    with feedback.stages():
         done = project.retrain(texts, unlabelled=pile, search=args.search, training_set=training_set)
     model = done.model
     figures, labelled = model.card.evaluation, model.card.training_data.labelled_abstracts
@@ -490,12 +453,12 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.plots:
         require_matplotlib()  # before minutes of work, not after
     if args.model is not None:
-        with _stages():
+        with feedback.stages():
             evaluation, review, confidence, correct = _test_model(args)
     else:
         training_set, pile, previous = _project(args).recipe(args.unlabelled, DEFAULT_MODEL_DIR)
         reuse = previous.card if previous is not None and not args.search else None
-        with _stages():
+        with feedback.stages():
             _, validation, _ = validate(training_set, unlabelled=pile, previous=reuse)
         _say_if_reused(validation.selection)
         evaluation, review = validation.evaluation, validation.review
@@ -552,6 +515,7 @@ def _command(name: str):
         "train": _train,
         "evaluate": _evaluate,
         "init": _init,
+        "labels": _labels,
     }[name]
 
 

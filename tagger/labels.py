@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import LabelError
+from .errors import LabelError, TaggerWarning
 from .labelstore import LABEL_COLUMNS, LABELS_FILE, RecordFile, digests_of_ids
 from .reading import Columns, abstract_id, read_abstracts
 
@@ -168,6 +169,8 @@ def load_labels(path: str | os.PathLike, areas: Sequence[Area]) -> list[Label]:
     """The hand labels of ``labels.csv``, checked against ``areas``; one label per abstract."""
     slugs = {area.slug for area in areas}
     labels: dict[str, Label] = {}
+    annotators: dict[str, str] = {}  # of each label kept
+    disagreed: set[str] = set()  # abstracts two annotators labelled differently
     for where, row in _rows(Path(path), LABEL_COLUMNS[:2]):
         abstract_id, area = row["abstract_id"], row["area"]
         if not abstract_id:
@@ -176,7 +179,10 @@ def load_labels(path: str | os.PathLike, areas: Sequence[Area]) -> list[Label]:
             raise LabelError(
                 f"unknown area {area!r}", where=where, fix=f"Use one of: {', '.join(sorted(slugs))}."
             )
-        earlier = labels.get(abstract_id)
+        earlier, annotator = labels.get(abstract_id), row.get("annotator", "")
+        if earlier and earlier.area != area and annotator and annotators[abstract_id] not in ("", annotator):
+            disagreed.add(abstract_id)
+            continue
         if earlier and earlier.area != area:
             raise LabelError(
                 f"abstract {abstract_id} is labelled {earlier.area!r} at {earlier.where} and {area!r} here",
@@ -184,7 +190,15 @@ def load_labels(path: str | os.PathLike, areas: Sequence[Area]) -> list[Label]:
                 fix="Keep the one row you mean.",
             )
         labels[abstract_id] = Label(abstract_id, area, row.get("title", ""), where)
-    return list(labels.values())
+        annotators[abstract_id] = annotator
+    if disagreed:
+        warnings.warn(
+            f"{len(disagreed)} abstract(s) labelled differently by two annotators: left out of training "
+            "until one label is chosen ('tagger labels --agreement' lists them)",
+            TaggerWarning,
+            stacklevel=2,
+        )
+    return [label for label in labels.values() if label.abstract_id not in disagreed]
 
 
 def load_training_set(

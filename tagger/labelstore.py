@@ -29,19 +29,21 @@ import csv
 import io
 import json
 import os
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .atomic import atomic_write
-from .errors import LabelError
+from .errors import LabelError, TaggerWarning
 from .locking import locked
 from .reading import Abstract, Columns, abstract_id, content_id, field_names
 from .reading.records import Record
 from .reading.table import read_table
 
 LABELS_FILE = "labels.csv"
-LABEL_COLUMNS = ("abstract_id", "area", "title")
+LABEL_COLUMNS = ("abstract_id", "area", "title", "annotator", "labelled_at")
+WHO = LABEL_COLUMNS[3:]  # who gave each label of labels.csv, and when (UTC)
 LABELLED_ABSTRACTS_FILE = "labelled.jsonl"
 WRITABLE = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl"}
 TITLE_WORDS = 12  # of the abstract, in labels.csv's title column: for people reading the file
@@ -123,10 +125,37 @@ class RecordFile:
 
     # -- writing -----------------------------------------------------------------------------
 
-    def render(self, values: dict[str, str], like: Record | None = None) -> str:
-        """A record of ``values`` (role -> value) in this file's dialect: ``like``'s fields
-        with those values changed, or a new record of them."""
-        named = {self.roles[role]: value for role, value in values.items()}
+    def field(self, record: Record, name: str) -> str:
+        """A record's value of the column ``name``, as text ('' when it has none)."""
+        value = (record.fields or {}).get(name)
+        return value.strip() if isinstance(value, str) else ""
+
+    def add_columns(self, names: Sequence[str]) -> list[str]:
+        """Add the columns of ``names`` a CSV file's header lacks, at its end, each record
+        given an empty cell in each (every record is rewritten); the names added."""
+        added = [name for name in names if name not in self.header]
+        if self.kind == "jsonl" or not added:
+            return []
+        self.header = [*self.header, *added]
+        self.head = _csv_line(self.header, self.delimiter, self.newline)
+        self.records = [
+            record
+            if record.fields is None
+            else record._replace(
+                raw=_csv_line(
+                    [record.fields.get(name) or "" for name in self.header], self.delimiter, self.newline
+                )
+            )
+            for record in self.records
+        ]
+        return added
+
+    def render(
+        self, values: dict[str, str], like: Record | None = None, columns: dict[str, str] | None = None
+    ) -> str:
+        """A record of ``values`` (role -> value; ``columns``: column -> value) in this file's
+        dialect: ``like``'s fields with those values changed, or a new record of them."""
+        named = {self.roles[role]: value for role, value in values.items()} | (columns or {})
         if self.kind == "jsonl":
             fields = dict(like.fields) if like is not None and like.fields is not None else {}
             fields.update(named)
@@ -208,8 +237,11 @@ class ProjectLabels:
     file there holds it already), then the label: an interruption never leaves a label
     without its text. Both folders are locked meanwhile."""
 
-    def __init__(self, labels_dir: str | os.PathLike, abstracts_dir: str | os.PathLike) -> None:
+    def __init__(
+        self, labels_dir: str | os.PathLike, abstracts_dir: str | os.PathLike, annotator: str | None = None
+    ) -> None:
         self.labels_dir, self.abstracts_dir = Path(labels_dir), Path(abstracts_dir)
+        self.annotator = default_annotator() if annotator is None else annotator  # of its answers
         self.where = self.labels_dir / LABELS_FILE
         self._names: dict[str, set[str]] | None = None  # of the texts in abstracts_dir, read once
 
@@ -264,17 +296,45 @@ class ProjectLabels:
                 self._store_text(abstract, digest)
             labels = read_labels_file(self.where)
             labels.require("abstract", "area")
-            matches = [
+            before = sum(record.fields is not None for record in labels.records)
+            if added := labels.add_columns(WHO):
+                warnings.warn(
+                    f"{self.where}: added the columns {', '.join(added)} (empty for the {before:,} labels "
+                    "before): who gave each label and when are kept from now on",
+                    TaggerWarning,
+                    stacklevel=2,
+                )
+            matches = [  # this abstract's label by this annotator, or by nobody named
                 i
                 for i, record in enumerate(labels.records)
-                if record.fields is not None and digest in self._digests(labels.value(record, "abstract"))
+                if record.fields is not None
+                and digest in self._digests(labels.value(record, "abstract"))
+                and labels.field(record, "annotator") in ("", self.annotator)
             ]
             earlier = labels.value(labels.records[matches[-1]], "area") if matches else None
             title = " ".join(abstract.text.split()[:TITLE_WORDS])
-            written = labels.render({"abstract": digest, "area": area, "title": title})
+            who = {"annotator": self.annotator, "labelled_at": _now()}
+            written = labels.render({"abstract": digest, "area": area, "title": title}, columns=who)
             result = labels.answer(matches, written, digest, area, earlier)
             labels.save()
         return result
+
+    def rows(self) -> list[dict[str, str]]:
+        """Every label of labels.csv in order: the digest of its text (each, for an id naming
+        several), its area, title, annotator and time."""
+        labels = read_labels_file(self.where)
+        labels.require("abstract", "area")
+        return [
+            {
+                "abstract_id": digest,
+                "area": labels.value(record, "area"),
+                "title": labels.value(record, "title"),
+                **{name: labels.field(record, name) for name in WHO},
+            }
+            for record in labels.records
+            if record.fields is not None
+            for digest in sorted(self._digests(labels.value(record, "abstract")))
+        ]
 
     def _store_text(self, abstract: Abstract, digest: str) -> None:
         texts = RecordFile(self.abstracts_dir / LABELLED_ABSTRACTS_FILE, "jsonl", Columns())
@@ -300,6 +360,23 @@ class ProjectLabels:
                 return False
             labels.save()
         return True
+
+
+def default_annotator() -> str:
+    """Whose answers these are when nobody says: the user's login name ('' where none is known)."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except Exception:  # (no name in the environment or the user database)
+        return ""
+
+
+def _now() -> str:
+    """The time of an answer: UTC, to the second, ISO 8601."""
+    import datetime
+
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # -- a user's own labelled file (train --data) -----------------------------------------------

@@ -27,7 +27,8 @@ A tagger project (made by 'tagger init'). The commands read and write these by d
 
 labels/areas.csv   the taxonomy: one row per area (slug, name, description, keywords).
                    Edit it for your own areas; every area needs a name and a description.
-labels/labels.csv  the hand labels (abstract_id, area, title): 'tagger label' adds to it.
+labels/labels.csv  the hand labels (abstract_id, area, title, annotator, labelled_at):
+                   'tagger label' adds to it; 'tagger labels' lists them with their texts.
 {labels}
 seeds/             the texts of the labelled abstracts ('tagger label' keeps them here).
 models/            the model 'tagger train' writes and 'tagger predict' then uses.
@@ -205,14 +206,38 @@ class Project:
 
     # -- the labels --------------------------------------------------------------------------
 
-    def store(self):
+    def store(self, annotator: str | None = None):
         """Where answers are saved (see :mod:`tagger.labelstore`): the labelled file, or
-        ``labels/`` with the texts in the first abstracts folder."""
+        ``labels/`` with the texts in the first abstracts folder, each answer kept with its
+        ``annotator`` (default: the user's login name) and time."""
         from .labelstore import LabelledFile, ProjectLabels
 
         if self.data:
             return LabelledFile(self.data, self.columns)
-        return ProjectLabels(self.labels, self.abstracts[0])
+        return ProjectLabels(self.labels, self.abstracts[0], annotator)
+
+    def label_rows(self) -> list[dict]:
+        """Every hand label of the project with its text (``tagger labels``): abstract_id,
+        area, annotator, labelled_at, and the abstract's title, text and file (empty where
+        the text is not among the abstracts)."""
+        from .labelstore import ProjectLabels
+        from .reading import Abstract, abstract_id, read_abstracts
+
+        texts: dict[str, Abstract] = {}
+        for abstract in read_abstracts([a for a in self.abstracts if Path(a).exists()], skip_bad=True):
+            texts.setdefault(abstract_id(abstract.text), abstract)
+        rows = []
+        for row in ProjectLabels(self.labels, self.abstracts[0]).rows():
+            found = texts.get(row["abstract_id"])
+            rows.append(
+                {
+                    **row,
+                    "title": found.title if found else "",
+                    "abstract": found.text if found else "",
+                    "source": found.source if found else "",
+                }
+            )
+        return rows
 
     def training_set(self):
         """The labels as a training set: the labelled file, or the taxonomy and hand labels

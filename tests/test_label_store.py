@@ -136,7 +136,9 @@ def test_a_labels_file_with_its_columns_reordered_stays_readable(project, monkey
     with open(path, "w", newline="", encoding="utf-8") as stream:
         writer = csv.DictWriter(stream, ["area", "abstract_id", "title", "who"], lineterminator="\n")
         writer.writeheader()
-        writer.writerows({**row, "who": "ann"} for row in rows)
+        writer.writerows(
+            {**{k: row[k] for k in ("area", "abstract_id", "title")}, "who": "ann"} for row in rows
+        )
     (project / "pile.txt").write_text("Robots learn grasping from human video demonstrations.\n")
     assert answer(monkeypatch, capsys, "robotics\n", "label", "pile.txt")[0] == 0
     labels = load_labels(path, AREAS)

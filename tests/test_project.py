@@ -40,7 +40,9 @@ def test_init_empty_makes_a_project_without_labels_and_never_overwrites_one(caps
     status, _, err = run(capsys, "init", "--empty")
     assert status == 0 and "made labels/areas.csv" in err and "TAGGER.txt" in err
     assert load_areas(tmp_path / "labels" / "areas.csv") == load_areas(LABELS / "areas.csv")
-    assert (tmp_path / "labels" / "labels.csv").read_text() == "abstract_id,area,title\n"
+    assert (
+        tmp_path / "labels" / "labels.csv"
+    ).read_text() == "abstract_id,area,title,annotator,labelled_at\n"
     assert (
         list((tmp_path / "seeds").iterdir()) == [] and "tagger label" in (tmp_path / "TAGGER.txt").read_text()
     )

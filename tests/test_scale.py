@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from conftest import SEED_FILES, run
 
-from tagger import batch, cli, workers
+from tagger import batch, feedback, workers
 from tagger.batch import CHUNK_SIZE, tag_abstracts, tag_blocks
 from tagger.cli import main
 from tagger.reading import Abstract, read_abstracts
@@ -187,7 +187,6 @@ class FakeTerminal(io.StringIO):
 
 
 def test_a_progress_bar_on_a_terminal_unless_quiet(capsys, big_pile, monkeypatch, tmp_path):
-    import argparse
 
     from tagger.reading import ReadReport
 
@@ -195,10 +194,9 @@ def test_a_progress_bar_on_a_terminal_unless_quiet(capsys, big_pile, monkeypatch
         terminal = FakeTerminal()
         monkeypatch.setattr(sys, "stderr", terminal)
         report = ReadReport()
-        args = argparse.Namespace(paths=[str(big_pile)], quiet=quiet)
-        with cli._progress(
-            args, args.paths, report, delay=0.0
-        ) as update:  # (predict's bar shows after a second)
+        with feedback.progress(
+            quiet, [str(big_pile)], report, delay=0.0
+        ) as update:  # (predict's: after a second)
             report.bytes_read = big_pile.stat().st_size // 2
             update()
         assert ("B/s" in terminal.getvalue()) is expected, terminal.getvalue()

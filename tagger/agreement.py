@@ -1,0 +1,78 @@
+"""How far annotators agree: for each pair of annotators, the abstracts both labelled, how
+often their areas agree, and Cohen's kappa (agreement beyond what their label frequencies give
+by chance); and the abstracts they disagree on, to review."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two annotators' agreement on the abstracts both labelled."""
+
+    first: str
+    second: str
+    both: int  # abstracts labelled by both
+    agreeing: int
+    kappa: float
+
+    @property
+    def share(self) -> float:
+        return self.agreeing / self.both if self.both else 0.0
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Every pair of annotators who labelled an abstract in common, and each abstract whose
+    annotators gave different areas (``disagreements``: abstract id -> annotator -> area)."""
+
+    pairs: tuple[Pair, ...]
+    disagreements: dict[str, dict[str, str]]
+
+
+def agreement(labels: Iterable[tuple[str, str, str]]) -> Agreement:
+    """The agreement of (abstract id, annotator, area) labels: an annotator's latest label of
+    an abstract counts; labels without an annotator are left out (nobody to compare)."""
+    from sklearn.metrics import cohen_kappa_score
+
+    by_abstract: dict[str, dict[str, str]] = {}
+    for abstract, annotator, area in labels:
+        if annotator:
+            by_abstract.setdefault(abstract, {})[annotator] = area
+    annotators = sorted({name for areas in by_abstract.values() for name in areas})
+    pairs = []
+    for first, second in itertools.combinations(annotators, 2):
+        shared = [areas for areas in by_abstract.values() if first in areas and second in areas]
+        if not shared:
+            continue
+        a, b = [areas[first] for areas in shared], [areas[second] for areas in shared]
+        agreeing = sum(x == y for x, y in zip(a, b))
+        # (one area for everything on both sides: agreement is perfect, kappa undefined; 1 here)
+        kappa = 1.0 if len(set(a) | set(b)) == 1 else float(cohen_kappa_score(a, b))
+        pairs.append(Pair(first, second, len(shared), agreeing, kappa))
+    disagreements = {
+        abstract: dict(sorted(areas.items()))
+        for abstract, areas in by_abstract.items()
+        if len(set(areas.values())) > 1
+    }
+    return Agreement(tuple(pairs), disagreements)
+
+
+def describe(found: Agreement, snippets: dict[str, str]) -> str:
+    """The agreement as text: a line a pair of annotators, then each disagreement with its
+    abstract's id, each annotator's area and a snippet (``snippets``: id -> title or words)."""
+    if not found.pairs:
+        return "no abstract is labelled by two annotators: nothing to compare"
+    lines = [
+        f"{p.first} and {p.second}: {p.both} abstracts labelled by both, agreeing on {p.agreeing} "
+        f"({p.share:.0%}), Cohen's kappa {p.kappa:.2f}"
+        for p in found.pairs
+    ]
+    lines.append(f"{len(found.disagreements)} disagreement(s) to review")
+    for abstract, areas in found.disagreements.items():
+        given = ", ".join(f"{name} {area}" for name, area in areas.items())
+        lines.append(f"  {abstract}  {given}  | {snippets.get(abstract, '')}")
+    return "\n".join(lines)

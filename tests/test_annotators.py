@@ -1,0 +1,132 @@
+"""Who labelled what, and when: each answer keeps its annotator and time in labels.csv; a
+second annotator's label of the same abstract sits beside the first (the same annotator's
+replaces their own); ``tagger labels`` exports the labels with their texts, and
+``--agreement`` gives Cohen's kappa and the disagreements to review."""
+
+import csv
+import io
+import json
+import re
+import shutil
+import sys
+
+import pytest
+from conftest import ROOT, run
+
+from tagger.errors import TaggerWarning
+from tagger.labels import load_training_set
+from tagger.labelstore import ProjectLabels
+from tagger.reading import Abstract, abstract_id
+
+TEXTS = [
+    "A quadruped robot learns to climb stairs from proprioception alone.",
+    "We prove a regret bound for contextual bandits with linear rewards.",
+    "A diffusion model generates images of faces from text prompts.",
+    "We quantize the weights of language models to four bits for faster inference.",
+    "Membership inference attacks recover which records trained a model.",
+    "Graph neural networks predict the properties of molecules for drug discovery.",
+]
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A project of its own areas, no labels yet (labels.csv as tagger init --empty makes it)."""
+    (tmp_path / "labels").mkdir()
+    shutil.copy(ROOT / "labels" / "areas.csv", tmp_path / "labels")
+    (tmp_path / "labels" / "labels.csv").write_text("abstract_id,area,title,annotator,labelled_at\n")
+    (tmp_path / "seeds").mkdir()
+    return tmp_path
+
+
+def abstract(i: int) -> Abstract:
+    return Abstract(f"p{i}", TEXTS[i], "pile.jsonl", i + 1, i + 1)
+
+
+def rows(project) -> list[dict]:
+    return list(csv.DictReader(io.StringIO((project / "labels" / "labels.csv").read_text(encoding="utf-8"))))
+
+
+def test_each_answer_keeps_its_annotator_and_time(project):
+    ProjectLabels(project / "labels", project / "seeds", annotator="alice").add(abstract(0), "robotics")
+    [row] = rows(project)
+    assert row["annotator"] == "alice" and row["abstract_id"] == abstract_id(TEXTS[0])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", row["labelled_at"]), row
+
+
+def test_two_annotators_labels_sit_side_by_side_and_ones_own_relabel_replaces_ones_own(project):
+    alice = ProjectLabels(project / "labels", project / "seeds", annotator="alice")
+    bob = ProjectLabels(project / "labels", project / "seeds", annotator="bob")
+    alice.add(abstract(2), "vision")
+    bob.add(abstract(2), "generative")
+    alice.add(abstract(2), "generative")  # alice changes her mind: her label is replaced
+    assert sorted((r["annotator"], r["area"]) for r in rows(project)) == [
+        ("alice", "generative"),
+        ("bob", "generative"),
+    ]
+    undo = bob.add(abstract(2), "safety")
+    assert bob.undo(undo) and sorted(r["area"] for r in rows(project)) == ["generative", "generative"]
+
+
+def test_a_label_without_an_annotator_is_replaced_by_anyones_answer(project):
+    (project / "labels" / "labels.csv").write_text(
+        f"abstract_id,area,title\n{abstract_id(TEXTS[1])},vision,\n"
+    )
+    with pytest.warns(TaggerWarning, match=r"labels\.csv: added the columns annotator, labelled_at"):
+        ProjectLabels(project / "labels", project / "seeds", annotator="carol").add(abstract(1), "theory")
+    assert [(r["annotator"], r["area"]) for r in rows(project)] == [("carol", "theory")]
+
+
+def test_disagreeing_annotators_leave_the_abstract_out_of_training_with_a_warning(project):
+    for i, area in enumerate(["robotics", "theory", "generative", "systems", "safety", "science"]):
+        ProjectLabels(project / "labels", project / "seeds", annotator="alice").add(abstract(i), area)
+    ProjectLabels(project / "labels", project / "seeds", annotator="bob").add(abstract(0), "rl")
+    ProjectLabels(project / "labels", project / "seeds", annotator="bob").add(abstract(1), "theory")
+    with pytest.warns(
+        TaggerWarning, match=r"1 abstract\(s\) labelled differently by two annotators: left out"
+    ):
+        training = load_training_set(project / "labels", [project / "seeds"])
+    assert sorted(training.texts) == sorted(TEXTS[1:])
+
+
+def test_labels_are_exported_with_their_texts_and_annotators_agreement_measured(project, capsys, monkeypatch):
+    from sklearn.metrics import cohen_kappa_score
+
+    monkeypatch.chdir(project)
+    alice_areas = ["robotics", "theory", "generative", "systems", "safety", "science"]
+    bob_areas = ["robotics", "theory", "vision", "systems", "safety", "optimization"]
+    for who, areas in (("alice", alice_areas), ("bob", bob_areas)):
+        store = ProjectLabels(project / "labels", project / "seeds", annotator=who)
+        for i, area in enumerate(areas):
+            store.add(abstract(i), area)
+    status, out, _ = run(capsys, "labels")
+    exported = [json.loads(line) for line in out.splitlines()]
+    assert status == 0 and len(exported) == 12
+    assert {(e["annotator"], e["abstract"], e["area"]) for e in exported} == {
+        (who, TEXTS[i], areas[i])
+        for who, areas in (("alice", alice_areas), ("bob", bob_areas))
+        for i in range(6)
+    }
+    assert all(e["abstract_id"] == abstract_id(e["abstract"]) and e["labelled_at"] for e in exported)
+    status, out, _ = run(capsys, "labels", "--agreement")
+    kappa = cohen_kappa_score(alice_areas, bob_areas)
+    assert status == 0
+    assert (
+        f"alice and bob: 6 abstracts labelled by both, agreeing on 4 (67%), Cohen's kappa {kappa:.2f}" in out
+    )
+    assert "2 disagreement(s) to review" in out
+    for i in (2, 5):
+        assert re.search(rf"{abstract_id(TEXTS[i])}  alice {alice_areas[i]}, bob {bob_areas[i]}", out), out
+    status, _, _ = run(capsys, "labels", "-o", project / "labels.jsonl")
+    assert status == 0 and len((project / "labels.jsonl").read_text().splitlines()) == 12
+
+
+def test_the_annotator_is_the_login_or_the_option(project, capsys, monkeypatch):
+    monkeypatch.chdir(project)
+    monkeypatch.setattr("getpass.getuser", lambda: "login-name")
+    for i, given in ((0, []), (1, ["--annotator", "dana"])):
+        (project / f"pile{i}.txt").write_text(TEXTS[2 * i] + "\n\n" + TEXTS[2 * i + 1] + "\n")
+        monkeypatch.setattr(sys, "stdin", io.StringIO("robotics\ntheory\n"))
+        status, _, err = run(capsys, "label", f"pile{i}.txt", "--n", "2", *given)
+        assert status == 0, err
+    who = {r["abstract_id"]: r["annotator"] for r in rows(project)}
+    assert [who[abstract_id(text)] for text in TEXTS[:4]] == ["login-name"] * 2 + ["dana"] * 2
