@@ -12,12 +12,15 @@ import sys
 
 import pytest
 from conftest import ROOT, run
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tagger.errors import TaggerWarning
 from tagger.labels import load_training_set
 from tagger.labelstore import ProjectLabels
 from tagger.reading import Abstract, abstract_id
 
+AREAS = ["robotics", "theory", "vision"]
 TEXTS = [
     "A quadruped robot learns to climb stairs from proprioception alone.",
     "We prove a regret bound for contextual bandits with linear rewards.",
@@ -123,10 +126,51 @@ def test_labels_are_exported_with_their_texts_and_annotators_agreement_measured(
 def test_the_annotator_is_the_login_or_the_option(project, capsys, monkeypatch):
     monkeypatch.chdir(project)
     monkeypatch.setattr("getpass.getuser", lambda: "login-name")
-    for i, given in ((0, []), (1, ["--annotator", "dana"])):
+    for i, option in ((0, []), (1, ["--annotator", "dana"])):
         (project / f"pile{i}.txt").write_text(TEXTS[2 * i] + "\n\n" + TEXTS[2 * i + 1] + "\n")
         monkeypatch.setattr(sys, "stdin", io.StringIO("robotics\ntheory\n"))
-        status, _, err = run(capsys, "label", f"pile{i}.txt", "--n", "2", *given)
+        status, _, err = run(capsys, "label", f"pile{i}.txt", "--n", "2", *option)
         assert status == 0, err
     who = {r["abstract_id"]: r["annotator"] for r in rows(project)}
     assert [who[abstract_id(text)] for text in TEXTS[:4]] == ["login-name"] * 2 + ["dana"] * 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(
+                st.just("answer"), st.sampled_from(["ann", "bo"]), st.integers(0, 3), st.sampled_from(AREAS)
+            ),
+            st.tuples(st.just("undo"), st.sampled_from(["ann", "bo"])),
+        ),
+        max_size=25,
+    )
+)
+def test_two_annotators_answers_and_undos_leave_each_ones_latest_label(tmp_path_factory, steps):
+    """Any sequence of two annotators' answers and undos: labels.csv holds, for each abstract
+    and annotator, exactly the area that annotator last gave and did not take back."""
+    folder = tmp_path_factory.mktemp("team")
+    (folder / "labels").mkdir()
+    shutil.copy(ROOT / "labels" / "areas.csv", folder / "labels")
+    (folder / "labels" / "labels.csv").write_text("abstract_id,area,title,annotator,labelled_at\n")
+    stores = {who: ProjectLabels(folder / "labels", folder / "seeds", annotator=who) for who in ("ann", "bo")}
+    expected: dict[tuple[str, str], str] = {}
+    done: dict[str, list] = {"ann": [], "bo": []}
+    for step in steps:
+        if step[0] == "answer":
+            _, who, i, area = step
+            key = (abstract_id(TEXTS[i]), who)
+            done[who].append((key, expected.get(key), stores[who].add(abstract(i), area)))
+            expected[key] = area
+        elif done[step[1]]:
+            key, before, receipt = done[step[1]].pop()
+            assert stores[step[1]].undo(receipt)
+            if before is None:
+                expected.pop(key)
+            else:
+                expected[key] = before
+    held = rows(folder)
+    assert {(r["abstract_id"], r["annotator"]): r["area"] for r in held} == expected and len(held) == len(
+        expected
+    )
