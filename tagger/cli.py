@@ -382,7 +382,7 @@ def _report(args: argparse.Namespace) -> int:
     model = project.model()
     labels = project.labels_by_name() if args.label_column is None else {}
     with feedback.stages():
-        overview = read_tags(args.tags, labels, args.label_column)
+        overview = read_tags(args.tags, labels, args.label_column, trained=project.trained_names(model))
         logging.getLogger("tagger.report").info("writing the report")
         page = build(overview, model, f"tagger report: {Path(args.tags).name}")
     with output.open_output(args.output) as stream:  # the one output rule of predict -o

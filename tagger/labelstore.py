@@ -262,6 +262,11 @@ class ProjectLabels:
                     self._names.setdefault(own, set()).add(digest)
         return self._names
 
+    def names(self) -> dict[str, set[str]]:
+        """Every name of a text among the abstracts (its digest, the ids files give it) ->
+        the digests of the texts it names."""
+        return {name: set(digests) for name, digests in self._texts().items()}
+
     def _digests(self, identifier: str) -> set[str]:
         return self._texts().get(identifier) or {identifier}
 

@@ -257,6 +257,19 @@ class Project:
             return {}
         return ProjectLabels(self.labels, self.abstracts[0]).by_name()
 
+    def trained_names(self, model) -> set[str]:
+        """The names by which a tags file can give the abstracts ``model`` was trained on:
+        the digests of their texts, and the ids the project's files give those texts (an id
+        naming texts that were all trained on)."""
+        from .labelstore import ProjectLabels
+
+        digests = set(model.card.training_data.labels or {})
+        names = set(digests)
+        if not self.data and (Path(self.labels) / LABELS_FILE).is_file():
+            store = ProjectLabels(self.labels, self.abstracts[0])
+            names |= {name for name, texts in store.names().items() if texts <= digests}
+        return names
+
     def labelling_model(self, store, outside_a_project: bool = False):
         """The model that orders a labelling queue and guesses, and the areas to answer with:
         for a labelled file, the model's areas, which must be the file's; for a project, its

@@ -11,6 +11,7 @@ import html
 import logging
 import zlib
 from collections import Counter
+from collections.abc import Container
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +60,7 @@ class Overview:
         self.confidence_sum = 0.0
         self.every = Bins()
         self.labelled = Bins()
+        self.unseen = Bins()  # the labelled abstracts the model was not trained on
         self.lowest: list[tuple] = []  # (key, Row), the WORTH_A_LOOK least confident
         self.closest: list[tuple] = []  # the WORTH_A_LOOK with the closest runner-up
 
@@ -71,6 +73,8 @@ class Overview:
         self.every.add(confidence, np.zeros(n, dtype=bool))
         labelled = labels != ""
         self.labelled.add(confidence[labelled], (chunk["area"] == labels)[labelled])
+        unseen = labelled & ~chunk["trained"] if "trained" in chunk else labelled
+        self.unseen.add(confidence[unseen], (chunk["area"] == labels)[unseen])
         order = np.arange(self.rows, self.rows + n)
         self.lowest = self._least(self.lowest, chunk, confidence, order)
         self.closest = self._least(self.closest, chunk, confidence - chunk["runner_up_confidence"], order)
@@ -102,9 +106,12 @@ class Overview:
         return self.confidence_sum / self.rows if self.rows else 0.0
 
 
-def overview_of(abstracts, predictions, labels: dict[str, str] | None = None) -> Overview:
+def overview_of(
+    abstracts, predictions, labels: dict[str, str] | None = None, trained: Container[str] = ()
+) -> Overview:
     """The overview of tagged abstracts (:class:`tagger.reading.Abstract` and their
-    predictions); ``labels`` maps the digest of a text to its hand label."""
+    predictions); ``labels`` maps the digest of a text to its hand label; ``trained``: the
+    digests of the texts the model was trained on."""
     from .reading import abstract_id
 
     labels = labels or {}
@@ -115,10 +122,11 @@ def overview_of(abstracts, predictions, labels: dict[str, str] | None = None) ->
         "title": [a.title or "" for a in abstracts],
         **{name: [getattr(p, name) for p in predictions] for name in PREDICTION_COLUMNS},
         "label": [labels.get(abstract_id(a.text), "") for a in abstracts],
+        "trained": [abstract_id(a.text) in trained for a in abstracts],
     }
     overview = Overview()
-    overview.add({name: np.array(values, dtype=BY_NAME[name].dtype if name in BY_NAME else object)
-                  for name, values in columns.items()})  # fmt: skip
+    types = {name: field.dtype for name, field in BY_NAME.items()} | {"trained": bool}
+    overview.add({name: np.array(values, dtype=types.get(name, object)) for name, values in columns.items()})
     return overview
 
 
@@ -127,13 +135,15 @@ def read_tags(
     labels: dict[str, str] | None = None,
     label_column: str | None = None,
     chunk_rows: int = CHUNK_ROWS,
+    trained: Container[str] = (),
 ) -> Overview:
     """The overview of a file ``tagger predict`` wrote (CSV, JSON lines or Parquet, by its
     name; ``.gz`` too), read ``chunk_rows`` rows at a time. Each row's hand label: its
     ``label_column`` (kept with ``--keep``), or ``labels`` (digest of the text to area) by its
     ``id`` (a digest when the input had no ids). Every cell is checked as the tagged row's
     schema says (:mod:`tagger.schema`); the first that is not what predict writes is an error
-    naming its line."""
+    naming its line. ``trained``: the ids of the abstracts the model was trained on (the
+    digests of its training texts, and ids naming them), whose accuracy is said apart."""
     overview = Overview()
     labels = labels or {}
     for start, frame, name, label_name in _chunks(path, label_column, chunk_rows):
@@ -154,6 +164,7 @@ def read_tags(
             chunk["label"] = _text(frame, label_name, n)
         else:
             chunk["label"] = np.array([labels.get(i, "") for i in chunk["id"].tolist()], dtype=object)
+        chunk["trained"] = np.array([i in trained for i in chunk["id"].tolist()], dtype=bool)
         overview.add(chunk)
         log.info("read %s rows of %s", f"{overview.rows:,}", path)
     return overview
@@ -272,7 +283,7 @@ def build(overview: Overview, model: Model | None, title: str) -> str:
         + "</p>",
         _nav(),
         _areas(overview),
-        _confidence(overview),
+        _confidence(overview, model),
         _worth_a_look(overview),
         _terms(model),
     ]
@@ -321,7 +332,7 @@ def _areas(overview: Overview) -> str:
     )  # fmt: skip
 
 
-def _confidence(overview: Overview) -> str:
+def _confidence(overview: Overview, model: Model | None = None) -> str:
     edges = overview.every.edges
     counts = overview.every.count
     right = {
@@ -354,8 +365,15 @@ def _confidence(overview: Overview) -> str:
                 _svg("circle", cx=left + (b + 0.5) * step, cy=10 + plot_h * (1 - acc), r=3.5, cls="dot")
             )
         svg.append(f'<line x1="{left}" y1="{10 + plot_h}" x2="{left + plot_w}" y2="10" class="diagonal"/>')
-        svg.append(f'<text x="{left + plot_w + 2}" y="14" class="scale">accuracy 1</text>')
-        svg.append(f'<text x="{left + plot_w + 2}" y="{10 + plot_h}" class="scale">0</text>')
+        x = left + plot_w
+        svg.append(_svg("line", x1=x, y1=10, x2=x, y2=10 + plot_h, cls="axis"))
+        for value in (0.0, 0.5, 1.0):  # the accuracy scale, on the right
+            y = 10 + plot_h * (1 - value)
+            svg.append(f'<text x="{x + 4}" y="{y + 4:.1f}" class="scale">{value:.1f}</text>')
+        svg.append(
+            f'<text x="{x + 28}" y="{10 + plot_h / 2:.1f}" class="scale">accuracy</text>'
+            f'<text x="{x + 28}" y="{24 + plot_h / 2:.1f}" class="scale">(dots)</text>'
+        )
     svg.append(f'<text x="{left + plot_w / 2:.1f}" y="{height}" class="tick">confidence</text></svg>')
     rows_html = "".join(
         f"<tr><td>{edges[b]:.1f}-{edges[b + 1]:.1f}</td><td>{counts[b]:,}</td>"
@@ -370,7 +388,8 @@ def _confidence(overview: Overview) -> str:
             f"{labelled.right.sum() / n_labelled:.0%} of them, at a mean confidence of "
             f"{labelled.confidence.sum() / n_labelled:.2f} "
             f"(expected calibration error {labelled.ece():.3f}). The dots are "
-            "their accuracy in each bin, the dashed line where accuracy equals confidence.</p>"
+            "their accuracy in each bin (the scale on the right), the dashed line where accuracy "
+            "equals confidence.</p>" + _trained_on(overview, model)
         )
     else:
         summary = "<p>None of these abstracts is labelled: no accuracy to set against the confidence.</p>"
@@ -383,6 +402,31 @@ def _confidence(overview: Overview) -> str:
         + "<table><tr><th>confidence</th><th>abstracts</th><th>labelled</th><th>right</th></tr>"
         + rows_html + "</table></section>"
     )  # fmt: skip
+
+
+def _trained_on(overview: Overview, model: Model | None) -> str:
+    """What the accuracy of labelled abstracts is worth when the model learnt from some of
+    them: how many, the accuracy on the others, and the model's cross-validated accuracy."""
+    seen = int(overview.labelled.count.sum() - overview.unseen.count.sum())
+    if not seen:
+        return ""
+    unseen = int(overview.unseen.count.sum())
+    rest = (
+        f"; on the other {unseen:,}, which it did not learn from, the tag is right for "
+        f"{overview.unseen.right.sum() / unseen:.0%}"
+        if unseen
+        else ""
+    )
+    validated = (
+        f"; its cross-validated accuracy is {model.card.evaluation.accuracy:.2f} (each labelled "
+        "abstract tagged by a model trained without it)"
+        if model is not None
+        else ""
+    )
+    return (
+        f"<p>The model was trained on {seen:,} of them: it is right more often on what it learnt "
+        f"from than on new abstracts, so the figure above flatters it{rest}{validated}.</p>"
+    )
 
 
 def _worth_a_look(overview: Overview) -> str:

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 
 import numpy as np
 import pytest
-from conftest import SEED_FILES, run
+from conftest import ROOT, SEED_FILES, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -338,3 +338,37 @@ def test_a_parquet_tags_file_with_text_that_is_not_utf8_is_a_clear_error(capsys,
     pq.write_table(table, tmp_path / "tags.parquet")
     status, _, err = run(capsys, "report", tmp_path / "tags.parquet", "-o", tmp_path / "r.html")
     assert status == 2 and "tags.parquet: unreadable" in err and "Invalid UTF8" in err, err
+
+
+def test_accuracy_on_abstracts_the_model_learnt_from_is_said_apart_from_the_rest(
+    capsys, tmp_path, monkeypatch
+):
+    """The report's accuracy of labelled abstracts counts those the model was trained on; it
+    says how many, gives the accuracy on the others, and the model's cross-validated figure."""
+    import json
+    import re
+
+    from tagger.labelstore import ProjectLabels
+    from tagger.model import load_model
+    from tagger.reading import Abstract, read_abstracts
+
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "init")[0] == 0
+    pile = [
+        json.loads(line)
+        for line in (ROOT / "docs" / "example" / "papers.jsonl").read_text("utf-8").splitlines()
+    ]
+    read = [r for r in pile if r["area"] != "none"][:8]  # the readers' areas of 8 abstracts nobody trained on
+    seeds = [{"abstract": a.text} for a in read_abstracts([SEED_FILES[0]])][:3]  # (no id: named by digest)
+    (tmp_path / "pile.jsonl").write_text("".join(json.dumps(r) + "\n" for r in read + seeds))
+    store = ProjectLabels("labels", "seeds", annotator="reader")
+    for i, r in enumerate(read):
+        store.add(Abstract(r["id"], r["abstract"], "pile.jsonl", i + 1, i + 1), r["area"])
+    assert run(capsys, "predict", "pile.jsonl", "-o", "tags.csv")[0] == 0
+    status, _, _ = run(capsys, "report", "tags.csv", "-o", "r.html")
+    page = (tmp_path / "r.html").read_text()
+    accuracy = load_model().card.evaluation.accuracy
+    assert status == 0 and "11 of these abstracts are labelled" in page
+    assert "The model was trained on 3 of them" in page, page
+    assert f"its cross-validated accuracy is {accuracy:.2f}" in page
+    assert re.search(r"on the other 8, which it did not learn from, the tag is right for \d+%", page), page

@@ -225,7 +225,8 @@ def labelling_app(
                 tagged.clear()
                 tagged["predictions"] = current.predict([a.document for a in sample])
                 tagged["model"] = current
-            overview = overview_of(sample, tagged["predictions"], store.current())
+            trained = set(current.card.training_data.labels or {})
+            overview = overview_of(sample, tagged["predictions"], store.current(), trained)
             return build(overview, current, f"tagger report: {source}")
 
     return LabellingApp(Session(queue, store.add, store.undo), areas, model, source, retrain_now, overview)
