@@ -253,9 +253,15 @@ class Session:
         return item
 
 
+# The keys of labelling, one set for the terminal and the page (tagger.web): a letter means the
+# same in both, and no area's key on the page is one of them (the terminal's a and q, the page's
+# r, do nothing in the other). The terminal takes a guess's number or a slug besides.
+KEYS = {"skip": "s", "undo": "u", "areas": "a", "quit": "q", "retrain": "r"}
+AREA_KEYS = "".join(key for key in "1234567890abcdefghijklmnopqrstuvwxyz" if key not in KEYS.values())
+
 HELP = (
-    "  {keys}: accept that guess · a slug (or its start): that area · a: list all areas · s: skip · "
-    "u: undo the last answer · q: quit"
+    f"  {{keys}}: accept that guess · a slug (or its start): that area · {KEYS['areas']}: list all areas · "
+    f"{KEYS['skip']}: skip · {KEYS['undo']}: undo the last answer · {KEYS['quit']}: quit"
 )
 
 
@@ -295,13 +301,13 @@ def label_session(
             except EOFError:
                 answer = "q"
             typed, answer = answer, answer.lower()  # slugs are lower-case: any case names them
-            if answer == "q":
+            if answer == KEYS["quit"]:
                 session.result.quit = True
                 return session.result
-            if answer == "s":
+            if answer == KEYS["skip"]:
                 session.skip()
                 break
-            if answer == "u":
+            if answer == KEYS["undo"]:
                 undone = session.undo()
                 if undone is None:
                     say("  nothing to undo")
@@ -313,7 +319,7 @@ def label_session(
                     else f"  not undone: the label of {which} was changed by someone else since"
                 )
                 break
-            if answer == "a":
+            if answer == KEYS["areas"]:
                 say("  " + "  ".join(f"{area.slug} ({area.name})" for area in areas))
                 continue
             choice, could_be = _choice(answer, guesses, slugs)

@@ -154,6 +154,11 @@ def test_answers_are_saved_at_once_and_undo_takes_one_back(project):
         state = page.call("GET", "/api/state")
         assert state["total"] == 5 and state["position"] == 0 and state["last"] is None
         assert [a["key"] for a in state["areas"]][:3] == ["1", "2", "3"]
+        # one set of keys for the page and the terminal: no area's key is one of its letters
+        from tagger.labelling import KEYS
+
+        assert state["keys"] == KEYS and {a["key"] for a in state["areas"]}.isdisjoint(KEYS.values())
+        assert [a["key"] for a in state["areas"]][10] == "b"  # (the 11th area: a lists areas in the terminal)
         first = state["item"]["id"]
         assert "guess" not in json.dumps(state["item"])  # the model's guess comes after the answer
         answers = []

@@ -33,7 +33,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from ..features import TextAnalyzer
-from ..labelling import Session, Suggestion
+from ..labelling import AREA_KEYS, KEYS, Session, Suggestion
 from ..labels import Area
 from ..model import Model
 from ..schema import located
@@ -42,8 +42,6 @@ HOST = "127.0.0.1"
 TOKEN_HEADER = "X-Tagger-Token"
 HIGHLIGHT_AREAS = 2  # the model's top areas whose terms are highlighted
 HIGHLIGHT_TERMS = 8  # terms per area
-# The keys of the area buttons, in order; s, u and r are skip, undo and retrain.
-AREA_KEYS = "1234567890abcdefghijklmnopqtvwxyz"
 MAX_BODY = 4096  # bytes of a request body (an answer is a few dozen)
 MAX_CONNECTIONS = 32  # open at once; more are refused at once (503), not queued for ever
 SOCKET_TIMEOUT = 10.0  # seconds a connection may wait for a request's next bytes, or sit idle
@@ -94,6 +92,7 @@ class LabellingApp:
         return {
             "source": self.source,
             "areas": [{"slug": a.slug, "name": a.name, "key": keys.get(a.slug, "")} for a in self.areas],
+            "keys": KEYS,  # skip, undo, retrain: the terminal's letters
             "total": len(session.queue),
             "position": session.index,
             "answered": len(session.result.labelled),

@@ -75,6 +75,7 @@ function retraining(info) {
 
 function render() {
   const s = state;
+  for (const kbd of document.querySelectorAll("kbd[data-key]")) kbd.textContent = s.keys[kbd.dataset.key];
   $("source").textContent = s.source;
   $("progress").textContent = `${s.position} of ${s.total} · ${s.answered} labelled · ${s.skipped} skipped`;
   const report = $("report");
@@ -151,10 +152,11 @@ document.addEventListener("keydown", (event) => {
   // A key held down repeats: one press is one answer, never a run of unread abstracts.
   if (event.repeat) { event.preventDefault(); return; }
   const key = event.key.toLowerCase();
-  if (key === "u") { event.preventDefault(); undo(); return; }
-  if (key === "r") { event.preventDefault(); if (state.retrain.available) send("/api/retrain"); return; }
+  const keys = state.keys;  // the same letters as the terminal's (tagger.labelling.KEYS)
+  if (key === keys.undo) { event.preventDefault(); undo(); return; }
+  if (key === keys.retrain) { event.preventDefault(); if (state.retrain.available) send("/api/retrain"); return; }
   if (!state.item) return;
-  if (key === "s") { event.preventDefault(); answer(null); return; }
+  if (key === keys.skip) { event.preventDefault(); answer(null); return; }
   const area = state.areas.find((a) => a.key === key);
   if (area) { event.preventDefault(); answer(area.slug); }
 });
