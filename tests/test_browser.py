@@ -109,6 +109,34 @@ def test_three_answers_by_keyboard_and_an_undo_leave_two_labels(project, tmp_pat
     assert status == 0 and "labelled 2, skipped 0" in err
 
 
+@pytest.mark.slow  # retrains on the project's labels
+def test_the_retrain_result_shows_in_view_and_leaves_with_the_next_answer(project, tmp_path):
+    """On a 1000-pixel window the retrain's figures are on screen, above the abstract and
+    clear of the button bar (they sat below the abstract, behind it), until the next answer;
+    before an answer, the highlights' legend names no area."""
+    page = Page(project, "--n", "5")
+    driver = browser(tmp_path, 1200, 1000)
+    try:
+        driver.get(page.address)
+        wait_for(driver, lambda d: progress(d).startswith("0 of 5"))
+        legend = driver.find_element(By.ID, "legend").text
+        assert "likeliest areas" in legend and not any(area in legend.split() for area in area_keys(driver))
+        body = driver.find_element(By.TAG_NAME, "body")
+        body.send_keys("r")
+        wait_for(driver, lambda d: "retrained on" in d.find_element(By.ID, "retraining").text, timeout=240)
+        box = driver.find_element(By.ID, "retraining").rect
+        bar = driver.find_element(By.TAG_NAME, "footer").rect
+        assert box["y"] >= 0 and box["y"] + box["height"] <= min(
+            bar["y"], driver.execute_script("return innerHeight")
+        )
+        body.send_keys(area_keys(driver)["robotics"])
+        wait_for(driver, lambda d: progress(d).startswith("1 of 5"))
+        wait_for(driver, lambda d: not d.find_element(By.ID, "retraining").is_displayed())
+    finally:
+        driver.quit()
+        page.stop()
+
+
 def test_markup_in_an_abstract_shows_as_text_and_never_runs(project, tmp_path):
     page = Page(project, "--n", "5")
     driver = browser(tmp_path)
@@ -147,7 +175,7 @@ def test_the_address_without_its_token_is_refused(project, tmp_path):
 
 def screenshots(folder, out, tmp_path, areas: dict[str, str]) -> list:
     """Screenshots of the page (after two answers, each the area the reader gave the abstract,
-    by its id in ``areas``) and of its report, for the docs (see tests/screenshots.py); the
+    by its id in ``areas``, or a skip for one that fits no area) and of its report, for the docs (see tests/screenshots.py); the
     files written are returned."""
     page = Page(folder, "--n", "8", pile="papers.jsonl")
     driver = browser(tmp_path, 1200, 1000)
@@ -157,7 +185,7 @@ def screenshots(folder, out, tmp_path, areas: dict[str, str]) -> list:
         keys = area_keys(driver)
         for n in (1, 2):
             shown = driver.find_element(By.ID, "where").text.rsplit("id ", 1)[1]
-            driver.find_element(By.TAG_NAME, "body").send_keys(keys[areas[shown]])
+            driver.find_element(By.TAG_NAME, "body").send_keys(keys.get(areas[shown], "s"))  # none: skip
             wait_for(driver, lambda d, n=n: progress(d).startswith(f"{n} of 8"))
         time.sleep(0.3)
         written = [out / "labelling-page.png"]

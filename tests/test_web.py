@@ -161,6 +161,10 @@ def test_answers_are_saved_at_once_and_undo_takes_one_back(project):
         assert [a["key"] for a in state["areas"]][10] == "b"  # (the 11th area: a lists areas in the terminal)
         first = state["item"]["id"]
         assert "guess" not in json.dumps(state["item"])  # the model's guess comes after the answer
+        # the highlights name no area before the answer: one kind of mark, the areas counted only
+        item = state["item"]
+        assert item["highlighted"] == 2 and {k for *_, k in item["text_marks"] + item["title_marks"]} <= {0}
+        assert len(item["text_marks"]) > 0
         answers = []
         for _ in range(3):
             item = page.call("GET", "/api/state")["item"]
@@ -265,6 +269,7 @@ def test_retrain_from_the_page_saves_a_model_and_says_what_changed(project):
         assert (project / "models" / "model.json").is_file()
         state = page.answer("theory")  # guesses now from the new model
         assert state["last"]["guess"]
+        assert state["retrain"]["state"] == "idle"  # its figures leave the page with the next answer
     finally:
         page.stop()
 

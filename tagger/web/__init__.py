@@ -112,15 +112,17 @@ class LabellingApp:
 
     def _item(self, item: Suggestion) -> dict:
         abstract = item.abstract
-        terms = self.model.terms_toward(abstract.document, HIGHLIGHT_AREAS, HIGHLIGHT_TERMS)
-        order = sorted(terms)  # by name: the page does not say which area the model prefers
+        by_area = self.model.terms_toward(abstract.document, HIGHLIGHT_AREAS, HIGHLIGHT_TERMS)
+        # One kind of mark, whichever area a word pulls toward: the page names no area before the
+        # answer (the model's guess, and so its likeliest areas, show after it).
+        terms, order = {"": tuple(term for pushes in by_area.values() for term in pushes)}, [""]
         return {
             "at": self.session.index,  # its place in the queue: every answer names it
             **located(abstract),
             "text": abstract.text,
             "title_marks": in_utf16(abstract.title, highlights(abstract.title, terms, order)),
             "text_marks": in_utf16(abstract.text, highlights(abstract.text, terms, order)),
-            "highlighted": order,
+            "highlighted": len(by_area),  # the likeliest areas whose words are marked
             "current": item.current,
         }
 
@@ -134,6 +136,8 @@ class LabellingApp:
             raise PageError(
                 "that abstract was answered or skipped already (in another tab?): here is the next"
             )
+        if self.retraining.state in ("done", "failed"):  # its figures were read: the page moves on
+            self.retraining = Retraining()
         if area is None:
             item = self.session.skip()
             self.last = {"id": item.abstract.id, "answer": None, **self._guess(item)}

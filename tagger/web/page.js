@@ -111,11 +111,11 @@ function render() {
   marked($("text"), item.text, item.text_marks);
   const legend = $("legend");
   legend.replaceChildren();
-  if (item.highlighted.length) {
-    legend.append(document.createTextNode("highlighted: the words that pull toward"));
-    item.highlighted.forEach((slug, k) => {
-      legend.append(element("span", undefined, `swatch k${k}`), document.createTextNode(slug));
-    });
+  if (item.highlighted) {
+    legend.append(
+      element("span", undefined, "swatch k0"),
+      document.createTextNode(`the words that count most toward the model's ${item.highlighted} likeliest areas (which areas, and its guess, show after you answer)`),
+    );
   }
 }
 
