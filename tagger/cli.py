@@ -232,7 +232,8 @@ def _queue(args: argparse.Namespace, project, model, store, report: reading.Read
     already (else read from the paths given)."""
     if abstracts is None:
         abstracts = reading.read_abstracts(args.paths, **_read_options(args, report))
-    return project.queue(abstracts, model, store, args.n, relabel=getattr(args, "relabel", False))
+    with feedback.stages():
+        return project.queue(abstracts, model, store, args.n, relabel=getattr(args, "relabel", False))
 
 
 def _suggest(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import textwrap
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from .model import Model
 from .prediction import Prediction, predictions
 from .reading import Abstract, abstract_id
 from .schema import located
+
+log = logging.getLogger("tagger.labelling")  # what it is doing (shown on a terminal: tagger.feedback)
 
 NEAR_DUPLICATE = 0.8  # cosine similarity of TF-IDF vectors
 GUESSES = 3
@@ -86,6 +89,7 @@ def suggest(
     # their Predictions are made for the suggestions chosen only.
     pool: list[tuple[float, int, Abstract, np.ndarray]] = []
     counter = itertools.count()
+    log.info("scoring the abstracts to choose from")
     for chunk, probabilities in tag_blocks(_once_each(abstracts, excluded), model):
         top_two = np.sort(probabilities, axis=1)[:, -2:]
         for abstract, margin, row in zip(chunk, (top_two[:, 1] - top_two[:, 0]).tolist(), probabilities):
@@ -96,6 +100,7 @@ def suggest(
                 heapq.heapreplace(pool, entry)
     if not pool:
         return []
+    log.info("scored %s abstracts; choosing %s among the %s least sure", f"{next(counter):,}", n, len(pool))
     pool.sort(key=lambda e: (-e[0], e[1]))
     candidates = [abstract for _, _, abstract, _ in pool]
     probabilities = np.array([row for _, _, _, row in pool])

@@ -229,9 +229,10 @@ def test_training_says_each_stage_on_a_terminal(monkeypatch, tmp_path):
         assert "trained on 24 labelled abstracts" in said
 
 
-def test_report_and_testing_a_model_say_each_stage_on_a_terminal(monkeypatch, tmp_path, big_pile):
-    """report (a tags file of millions of rows) and evaluate --model (a large test file) say
-    what they are doing on a terminal, as train does; nothing when stderr is a file."""
+def test_report_testing_and_suggesting_say_each_stage_on_a_terminal(monkeypatch, tmp_path, big_pile):
+    """report (a tags file of millions of rows), evaluate --model (a large test file) and
+    suggest (a large pile) say what they are doing on a terminal, as train does; nothing when
+    stderr is a file."""
     from conftest import ROOT
 
     tags, test = tmp_path / "tags.csv", tmp_path / "test.csv"
@@ -246,6 +247,10 @@ def test_report_and_testing_a_model_say_each_stage_on_a_terminal(monkeypatch, tm
         status = main(["evaluate", "--model", str(ROOT / "models"), "--data", str(test)])
         said = terminal.getvalue()
         assert status == 0 and ("s] testing the model on 2 labelled abstracts" in said) is expected, said
+        status = main(["suggest", str(big_pile), "--n", "3", "--model", str(ROOT / "models")])
+        said = terminal.getvalue()
+        rows = sum(1 for _ in tags.open()) - 1
+        assert status == 0 and (f"s] scored {rows:,} abstracts; choosing 3 among" in said) is expected, said
 
 
 def test_jobs_must_be_positive(capsys, big_pile):
