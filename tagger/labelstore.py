@@ -381,7 +381,7 @@ def _now() -> str:
     """The time of an answer: UTC, to the second, ISO 8601."""
     import datetime
 
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # -- a user's own labelled file (train --data) -----------------------------------------------
