@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import UsageError
+from .errors import LabelError, UsageError
 from .labels import AREAS_FILE
 from .labelstore import LABEL_COLUMNS, LABELS_FILE
 from .reading import Columns
@@ -223,6 +223,12 @@ class Project:
         from .labelstore import ProjectLabels
         from .reading import Abstract, abstract_id, read_abstracts
 
+        if not (Path(self.labels) / LABELS_FILE).is_file():
+            raise LabelError(
+                "file not found",
+                where=str(Path(self.labels) / LABELS_FILE),
+                fix="Run 'tagger init' to make a project here, or point --labels at labels.csv's folder.",
+            )
         texts: dict[str, Abstract] = {}
         for abstract in read_abstracts([a for a in self.abstracts if Path(a).exists()], skip_bad=True):
             texts.setdefault(abstract_id(abstract.text), abstract)

@@ -123,6 +123,15 @@ def test_labels_are_exported_with_their_texts_and_annotators_agreement_measured(
     assert status == 0 and len((project / "labels.jsonl").read_text().splitlines()) == 12
 
 
+def test_labels_outside_a_project_is_one_clear_error(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for options in ([], ["--agreement"]):
+        status, out, err = run(capsys, "labels", *options)
+        assert (status, out) == (2, "") and err.startswith(
+            "tagger: labels/labels.csv: file not found. Run 'tagger init'"
+        )
+
+
 def test_the_annotator_is_the_login_or_the_option(project, capsys, monkeypatch):
     monkeypatch.chdir(project)
     monkeypatch.setattr("getpass.getuser", lambda: "login-name")
