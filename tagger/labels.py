@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import LabelError, TaggerWarning
-from .labelstore import LABEL_COLUMNS, LABELS_FILE, RecordFile, digests_of_ids
+from .labelstore import LABEL_COLUMNS, LABELS_FILE, WHO, RecordFile, digests_of_ids
 from .reading import Columns, abstract_id, read_abstracts
 
 AREAS_FILE = "areas.csv"
@@ -119,12 +119,14 @@ class TrainingSet:
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-def _rows(path: Path, columns: Sequence[str]) -> Iterable[tuple[str, dict[str, str]]]:
+def _rows(
+    path: Path, columns: Sequence[str], optional: Sequence[str] = ()
+) -> Iterable[tuple[str, dict[str, str]]]:
     """(file:line, row) for each data row of a CSV file (read by the label store's one
-    reader) that must have ``columns``."""
+    reader) that must have ``columns`` (a row may lack trailing ``optional`` ones)."""
     if not path.is_file():
         raise LabelError("file not found", where=str(path), fix="Create it, or point to the right folder.")
-    table = RecordFile(path, "csv", Columns(abstract=columns[0]), header=tuple(columns))
+    table = RecordFile(path, "csv", Columns(abstract=columns[0]), header=tuple(columns), optional=optional)
     table.require_columns(list(columns))
     for record in table.records:
         if record.fields is not None:
@@ -171,7 +173,7 @@ def load_labels(path: str | os.PathLike, areas: Sequence[Area]) -> list[Label]:
     labels: dict[str, Label] = {}
     annotators: dict[str, str] = {}  # of each label kept
     disagreed: set[str] = set()  # abstracts two annotators labelled differently
-    for where, row in _rows(Path(path), LABEL_COLUMNS[:2]):
+    for where, row in _rows(Path(path), LABEL_COLUMNS[:2], optional=WHO):
         abstract_id, area = row["abstract_id"], row["area"]
         if not abstract_id:
             raise LabelError("empty abstract_id", where=where, fix="Fill it in or delete the row.")

@@ -70,9 +70,16 @@ class RecordFile:
     """A CSV, TSV or JSON-lines file as a list of records, read whole and written back with
     every record that was not changed byte for byte as it was."""
 
-    def __init__(self, path: Path, kind: str, columns: Columns, header: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        path: Path,
+        kind: str,
+        columns: Columns,
+        header: tuple[str, ...] = (),
+        optional: Sequence[str] = (),
+    ) -> None:
         self.path, self.kind, self.columns = path, kind, columns
-        table = read_table(path, kind, columns)  # the readers' one parse, and their rules
+        table = read_table(path, kind, columns, optional)  # the readers' one parse, and their rules
         self.bom, self.head, self.newline = table.bom, table.head, table.newline
         self.header, self.delimiter, self.records = table.header, table.delimiter, table.records
         if kind != "jsonl" and not self.head:  # an empty or new file
@@ -215,7 +222,7 @@ LABELS_CSV = Columns(abstract="abstract_id", area="area", title="title", id="abs
 
 def read_labels_file(path: str | os.PathLike) -> RecordFile:
     """``labels.csv`` as records (a missing file: no records, the usual header)."""
-    return RecordFile(Path(path), "csv", LABELS_CSV, header=LABEL_COLUMNS)
+    return RecordFile(Path(path), "csv", LABELS_CSV, header=LABEL_COLUMNS, optional=WHO)
 
 
 def digests_of_ids(abstracts: list[Abstract]) -> dict[str, set[str]]:

@@ -123,6 +123,21 @@ def test_labels_are_exported_with_their_texts_and_annotators_agreement_measured(
     assert status == 0 and len((project / "labels.jsonl").read_text().splitlines()) == 12
 
 
+def test_a_label_added_by_hand_without_annotator_and_time_is_read(project):
+    """The README says to add abstract_id, area and title by hand: a row without the two
+    columns the store adds is a label, by nobody named."""
+    ProjectLabels(project / "labels", project / "seeds", annotator="alice").add(abstract(0), "robotics")
+    with open(project / "labels" / "labels.csv", "a", encoding="utf-8") as stream:
+        stream.write(f"{abstract_id(TEXTS[1])},theory,by hand\n")
+    (project / "seeds" / "more.jsonl").write_text(json.dumps({"abstract": TEXTS[1]}) + "\n")
+    training = load_training_set(project / "labels", [project / "seeds"])
+    assert sorted(zip(training.texts, training.labels)) == sorted(
+        [(TEXTS[0], "robotics"), (TEXTS[1], "theory")]
+    )
+    ProjectLabels(project / "labels", project / "seeds", annotator="bo").add(abstract(1), "rl")  # replaces it
+    assert [(r["annotator"], r["area"]) for r in rows(project)] == [("alice", "robotics"), ("bo", "rl")]
+
+
 def test_labels_outside_a_project_is_one_clear_error(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for options in ([], ["--agreement"]):

@@ -9,7 +9,7 @@ import functools
 import itertools
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -383,12 +383,15 @@ class CsvRow(NamedTuple):
     cells: list[str] | None
 
 
-def csv_rows(source: _Source, delimiter: str | None = None) -> Iterator[CsvRow | InputError]:
+def csv_rows(
+    source: _Source, delimiter: str | None = None, optional: Collection[str] = ()
+) -> Iterator[CsvRow | InputError]:
     """The rows of a CSV text, its header first (the delimiter, unless given, the one the
     header splits on), each checked by the one set of rules for every CSV file tagger reads,
     abstracts or labels: a row of bytes that are not text, a malformed row and a row of
-    another number of cells than the header are problems (where: file:line). Nothing comes
-    after a header that cannot be read."""
+    another number of cells than the header are problems (where: file:line), except a row
+    short of trailing ``optional`` columns only (a label added by hand without the columns
+    the label store adds). Nothing comes after a header that cannot be read."""
     lines = source.lines()
     first = next(lines, None)
     if first is None:
@@ -433,7 +436,9 @@ def csv_rows(source: _Source, delimiter: str | None = None) -> Iterator[CsvRow |
         if not any(cell.strip() for cell in row):
             yield CsvRow(start, raw, None)  # a blank line
             continue
-        if problem is None and len(row) != len(header):
+        missing = {cell.strip() for cell in header[len(row) :]}  # (a short row's columns)
+        short_of_optional = len(row) < len(header) and missing <= set(optional)
+        if problem is None and len(row) != len(header) and not short_of_optional:
             problem = InputError(
                 f"row has {len(row)} cells, the header has {len(header)}",
                 where=where,

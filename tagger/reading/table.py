@@ -9,6 +9,7 @@ from __future__ import annotations
 import codecs
 import io
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,11 +34,12 @@ class Table:
     newline: str = "\n"
 
 
-def read_table(path: str | os.PathLike, kind: str, columns: Columns) -> Table:
+def read_table(path: str | os.PathLike, kind: str, columns: Columns, optional: Collection[str] = ()) -> Table:
     """The records of ``path`` (UTF-8; a missing file has none). A record that cannot be
-    read (malformed CSV, a row of another length than the header, a line that is not a JSON
-    object, text that is not UTF-8, a lone surrogate) is a :class:`LabelError` naming its
-    line: a label file is read whole or not at all."""
+    read (malformed CSV, a row of another length than the header, unless it lacks trailing
+    ``optional`` columns only, a line that is not a JSON object, text that is not UTF-8, a
+    lone surrogate) is a :class:`LabelError` naming its line: a label file is read whole or
+    not at all."""
     path = Path(path)
     table = Table(path, kind, delimiter="\t" if kind == "tsv" else ",")
     try:
@@ -55,7 +57,7 @@ def read_table(path: str | os.PathLike, kind: str, columns: Columns) -> Table:
             _jsonl_records(table, source)
         else:
             first_line = data.split(b"\n", 1)[0].decode("utf-8", errors="replace").lstrip("\ufeff")
-            _csv_records(table, source, first_line)
+            _csv_records(table, source, first_line, optional)
     except InputError as error:  # (raised by the readers' one set of rules)
         fix = "Save it as UTF-8." if error.fix == ENCODING_FIX else error.fix  # (no --encoding here)
         raise LabelError(error.what, where=error.where, fix=fix) from None
@@ -64,10 +66,10 @@ def read_table(path: str | os.PathLike, kind: str, columns: Columns) -> Table:
     return table
 
 
-def _csv_records(table: Table, source: _Source, first_line: str) -> None:
+def _csv_records(table: Table, source: _Source, first_line: str, optional: Collection[str] = ()) -> None:
     if table.kind == "csv":
         table.delimiter = header_delimiter(first_line, source.options.columns) or ","
-    for row in csv_rows(source, table.delimiter):
+    for row in csv_rows(source, table.delimiter, optional):
         if isinstance(row, InputError):
             raise row
         if not table.head:
