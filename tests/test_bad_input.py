@@ -239,6 +239,7 @@ def test_an_unexpected_failure_is_one_line_too(capsys, monkeypatch):
 unicode_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=120)
 
 
+@pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
 @given(
     st.binary(max_size=300) | unicode_text.map(lambda t: t.encode("utf-8")),
     st.sampled_from(["txt", "csv", "jsonl"]),
@@ -257,6 +258,7 @@ def test_any_bytes_end_in_rows_or_one_clear_line(capsys, tmp_path_factory, conte
             assert len(rows(out)) == tagged
 
 
+@pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
 @given(
     # A bare carriage return inside an unquoted field is not well-formed CSV (RFC 4180), and
     # Python's writer leaves it unquoted with "\n" line ends; NUL marks a binary file.
@@ -279,6 +281,7 @@ def test_any_well_formed_csv_tags_every_record(capsys, tmp_path_factory, abstrac
     assert [r["id"] for r in rows(out)] == [f"r{i}" for i in range(len(abstracts))]
 
 
+@pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
 @given(
     st.lists(
         st.fixed_dictionaries(
@@ -739,6 +742,7 @@ def test_a_card_larger_than_any_tagger_writes_is_refused_without_reading_it(caps
 # -- what used to end in exit 70 ("internal error") -------------------------------------------------
 
 
+@pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
 @given(st.lists(st.tuples(st.integers(8, 10_000), st.integers(0, 7)), min_size=1, max_size=4))
 def test_a_damaged_zstandard_file_is_a_bad_record_never_an_internal_error(capsys, tmp_path_factory, flips):
     zstandard = pytest.importorskip("zstandard")

@@ -4,6 +4,7 @@ import dataclasses
 import json
 import multiprocessing
 
+import pytest
 from conftest import copy_project
 
 from tagger import Model
@@ -97,6 +98,7 @@ def _load_repeatedly(folder, times: int, failures) -> None:
     failures.put(None)
 
 
+@pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
 def test_loads_during_repeated_saves_never_fail_and_the_folder_stays_loadable(tmp_path, shipped):
     models = small_models(shipped)
     folder = tmp_path / "model"

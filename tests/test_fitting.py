@@ -71,6 +71,7 @@ def test_warm_starts_fit_what_a_cold_fit_does(weight, smoothing):
     np.testing.assert_allclose(warm.predict_proba(X), cold.predict_proba(X), atol=1e-3)
 
 
+@pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
 def test_candidates_differing_in_naive_bayes_are_scored_each_with_its_own(seed_set):
     """In a fold, fits along increasing C start from the last one: only one of the same other
     settings (a candidate with another naive Bayes weight is fitted with its own)."""

@@ -54,6 +54,7 @@ def test_a_missing_column_is_named():
         tagger.tag_dataframe(FRAME)
 
 
+@pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
 def test_training_from_a_dataframe_or_lists_is_training_from_the_file(tmp_path, seed_set):
     training_set = seed_set
     counts = Counter(training_set.labels)

@@ -45,6 +45,7 @@ def answer(monkeypatch, capsys, text, *args):
 # -- 1. undo restores what was there -------------------------------------------------------
 
 
+@pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
 def test_undo_in_relabel_restores_the_label_it_replaced(project, monkeypatch, capsys):
     before = (project / "labels" / "labels.csv").read_bytes()
     status, out, _ = answer(monkeypatch, capsys, "theory\nu\nq\n", "label", "--relabel", "seeds/", "--n", "3")
@@ -110,6 +111,7 @@ def test_records_holding_unicode_line_separators_survive_an_answer(tmp_path, mon
 # -- 3. a label names its abstract by its text, not by a file's id ---------------------------
 
 
+@pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
 def test_ids_two_files_share_never_carry_a_label_across(project, monkeypatch, capsys):
     diffusion = "A diffusion model generates images from text prompts with fewer sampling steps."
     bandits = "We prove regret bounds for contextual bandits with adversarial corruptions."

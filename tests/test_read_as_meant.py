@@ -98,6 +98,7 @@ def test_a_text_file_without_blank_lines_is_read_as_its_text_says_with_a_note(tm
         assert f"pile.txt:1: read one abstract per line ({n} lines" in said and note in said
 
 
+@pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
 @given(st.lists(st.from_regex(r"[a-z]{2,9}( [a-z]{2,9}){3,12}", fullmatch=True), min_size=3, max_size=30))
 def test_any_text_wrapped_at_one_width_is_one_abstract(words):
     wrapped = textwrap.fill(" ".join(words).capitalize() + ".", width=60) + "\n"

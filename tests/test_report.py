@@ -120,6 +120,7 @@ def tagged_lines(tmp_path_factory) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines(keepends=True)
 
 
+@pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
 @settings(max_examples=20)  # each runs a report: 20 cover the values, columns and rows well
 @given(
     value=st.sampled_from(["nan", "inf", "-inf", "-5", "7", "1.5", "x", ""]),
@@ -284,6 +285,7 @@ def test_a_report_of_many_rows_streams_them(tmp_path):
     assert peaks[20_000] < 1.5 * peaks[2_000], peaks
 
 
+@pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
 @settings(max_examples=40, deadline=None)
 @given(
     kind=st.sampled_from(["csv", "jsonl", "csv.gz"]),

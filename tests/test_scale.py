@@ -433,6 +433,7 @@ def _refuse(payload, task):
     return payload + task
 
 
+@pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
 def test_a_training_worker_says_what_went_wrong_as_training():
     """A fold's error the user can fix comes out as that error (not "a tagging worker
     failed: LabelError: ..."), and a worker out of memory says so and what to do."""

@@ -231,6 +231,7 @@ def labelled_file(folder, n_per_area=12):
 SMALL = Plan(select_from=30, leave_one_out_max=20, halving_from=30)
 
 
+@pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
 def test_settings_are_chosen_by_cross_validation_on_enough_labels(tmp_path):
     from tagger import training
     from tagger.labels import read_labelled_file
@@ -257,6 +258,7 @@ def test_settings_are_chosen_by_cross_validation_on_enough_labels(tmp_path):
     assert model.predict("On gripper: robot arm grasp").area == "robots"
 
 
+@pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
 def test_without_halving_every_candidate_is_cross_validated_in_full(tmp_path):
     from dataclasses import replace
 
@@ -273,6 +275,7 @@ def test_without_halving_every_candidate_is_cross_validated_in_full(tmp_path):
         assert narrowed.get("macro_f1", full["macro_f1"]) == pytest.approx(full["macro_f1"], abs=0.01)
 
 
+@pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
 def test_a_retrain_keeps_the_searched_settings_while_the_labels_change_little(tmp_path, monkeypatch):
     from tagger import training
     from tagger.labels import read_labelled_file
@@ -298,6 +301,7 @@ def test_a_retrain_keeps_the_searched_settings_while_the_labels_change_little(tm
         training.train(fewer, previous=first, plan=plan)
 
 
+@pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
 def test_train_search_chooses_anew(tmp_path, capsys):
     from tagger import training
     from tagger.labels import read_labelled_file

@@ -177,6 +177,7 @@ def test_a_full_disk_names_the_file_being_written(tmp_path, monkeypatch):
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
 def test_a_book_in_the_pile_is_learnt_from_by_its_start():
     from tagger.labels import load_training_set
     from tagger.selftraining import TEXT_MAX, self_train
