@@ -132,7 +132,10 @@ def test_evaluate_prints_figures_tables_and_suspect_labels(capsys, tmp_path, shi
     assert status == 0
     lines = out.splitlines()
     assert lines[0] == "stratified 5-fold on 1413 labelled abstracts"
-    figures = {line.split()[0]: float(line.split()[1]) for line in lines[1:4]}
+    figures = {line.split()[0]: float(line.split()[1]) for line in lines[1:5] if not line.startswith("top-k")}
+    assert lines[2] == f"top-k     top-2 {shipped.card.evaluation.top_k['2']:.3f}, top-3 " + (
+        f"{shipped.card.evaluation.top_k['3']:.3f}   (the labelled area among the k likeliest)"
+    )
     assert figures == pytest.approx(
         {
             "accuracy": shipped.card.evaluation.accuracy,
@@ -142,7 +145,7 @@ def test_evaluate_prints_figures_tables_and_suspect_labels(capsys, tmp_path, shi
         abs=5e-4,
     )
     assert figures["accuracy"] >= 0.70
-    assert lines[4].startswith(f"review    below {shipped.review_threshold:.3f} confidence: ")
+    assert lines[5].startswith(f"review    below {shipped.review_threshold:.3f} confidence: ")
     assert "precision" in out and "labelled \\ predicted" in out
     suspects = shipped.card.evaluation.possible_label_errors
     assert f"possible label errors: {len(suspects)}" in out
