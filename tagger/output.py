@@ -27,7 +27,7 @@ from .errors import OutputError
 from .model import Model
 from .prediction import default_tags, prediction_columns, top_areas
 from .reading import KEEP_ALL, Abstract, format_of
-from .schema import COLUMNS, PREDICTION_COLUMNS, PROBABILITY_PREFIX, RESERVED, field, probability_columns
+from .schema import COLUMNS, PREDICTION_COLUMNS, field, probability_columns
 
 FORMATS = ("csv", "jsonl", "parquet")
 DIGITS = 4  # probabilities are written rounded to this many decimals
@@ -168,7 +168,7 @@ def kept_name(name: str) -> str:
 
 
 def _ours(name: str) -> bool:
-    return name in RESERVED or name.startswith(PROBABILITY_PREFIX)
+    return field(name) is not None  # (tagger's own columns, the probability columns too)
 
 
 def _input_name(name: str) -> str:
