@@ -117,8 +117,8 @@ TOP_K = (2, 3)  # evaluate's top-k accuracy: the labelled area among the k likel
 def summary(labels: Sequence[str], probabilities: np.ndarray, slugs: Sequence[str]) -> dict:
     """Accuracy, macro-F1 (over the areas that have labelled abstracts), ECE, top-k accuracy
     (:data:`TOP_K`, each below the number of areas; an area ranks below those strictly more
-    likely), per-area precision,
-    recall, F1 and support, and the confusion matrix, as plain data."""
+    likely), per-area precision, recall, F1 and support, and the confusion matrix, as plain
+    data."""
     from sklearn.metrics import confusion_matrix, f1_score, precision_recall_fscore_support
 
     from .prediction import NO_AREA, decided

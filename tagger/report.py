@@ -40,7 +40,7 @@ class Row:
     label: str
 
 
-log = logging.getLogger("tagger.report")  # what it is doing (shown on a terminal: tagger.cli)
+log = logging.getLogger("tagger.report")  # what it is doing (shown on a terminal: tagger.feedback)
 
 # The columns of a tags file the report needs (tagger.schema); it reads title and needs_review
 # too where they are.
@@ -115,14 +115,15 @@ def overview_of(
     from .reading import abstract_id
 
     labels = labels or {}
+    digests = [abstract_id(a.text) for a in abstracts]
     columns = {
         "source": [a.source for a in abstracts],
         "position": [a.position for a in abstracts],
         "id": [a.id for a in abstracts],
         "title": [a.title or "" for a in abstracts],
         **{name: [getattr(p, name) for p in predictions] for name in PREDICTION_COLUMNS},
-        "label": [labels.get(abstract_id(a.text), "") for a in abstracts],
-        "trained": [abstract_id(a.text) in trained for a in abstracts],
+        "label": [labels.get(digest, "") for digest in digests],
+        "trained": [digest in trained for digest in digests],
     }
     overview = Overview()
     types = {name: field.dtype for name, field in BY_NAME.items()} | {"trained": bool}
