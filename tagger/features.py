@@ -9,7 +9,9 @@ it was trained.
 
 from __future__ import annotations
 
+import bisect
 import itertools
+import operator
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -140,16 +142,32 @@ class TextAnalyzer:
         return terms
 
     def __call__(self, text: str) -> list[str]:
+        return self.analyse(text).terms
+
+    def analyse(self, text: str) -> Analysis:
+        """The terms of ``text`` (single words first, then pairs), how many of them are single
+        words, and how many of its words are not stop words (see :func:`known_words`)."""
         found = [word for word in words(text) if word not in STOP_WORDS]
         keep = [is_term(word) for word in found]
         terms = [word for word, kept in zip(found, keep) if kept]
+        single = len(terms)
         if self.ngram_max == 2:
             terms += [
                 f"{first} {second}"
                 for (first, first_kept), (second, second_kept) in itertools.pairwise(zip(found, keep))
                 if first_kept and second_kept
             ]
-        return terms
+        return Analysis(terms, single, len(found))
+
+
+class Analysis(NamedTuple):
+    """A text's terms as :class:`TextAnalyzer` makes them: ``terms[:single]`` are its single
+    words that are features (with repeats, in order), the rest pairs; ``content_words``
+    counts its words that are not stop words."""
+
+    terms: list[str]
+    single: int
+    content_words: int
 
 
 class SparseRows(NamedTuple):
@@ -203,26 +221,26 @@ class TfidfFeatures:
         self.vocabulary = vocabulary
         self.idf = idf
         self.sublinear_tf = sublinear_tf
-        n = len(vocabulary)
-        self._word_feature: dict[str, int] = dict.fromkeys(STOP_WORDS, STOP)
-        pairs: list[tuple[int, int]] = []
-        for feature, term in enumerate(vocabulary):
-            if " " not in term:
-                self._word_feature[term] = feature
-        for feature, term in enumerate(vocabulary):
-            if " " in term:
-                first, _, second = term.partition(" ")
-                known = first in self._word_feature and second in self._word_feature
-                if analyzer.ngram_max < 2 or not known:
-                    raise ValueError(f"the term {term!r} is not one this analyser makes")
-                pairs.append((self._word_feature[first] * n + self._word_feature[second], feature))
-        pairs.sort()
-        self._arrow_lookup = None  # pyarrow's table of known words: made on first use
-        # Feature (or STOP) of each known word in the table's order, then NOT_A_TERM for the
-        # index -1 that stands for a word the table does not hold.
-        self._arrow_features_of = np.append(np.array(list(self._word_feature.values()), np.int64), NOT_A_TERM)
-        self._pair_keys = np.array([key for key, _ in pairs], dtype=np.int64)
-        self._pair_features = np.array([feature for _, feature in pairs], dtype=np.int64)
+        if analyzer.ngram_max < 2 and (pair := next((term for term in vocabulary if " " in term), None)):
+            raise ValueError(f"the term {pair!r} is not one this analyser makes")
+        # scikit-learn's vocabulary is sorted: a few words (one abstract) are found by binary
+        # search, and the tables of every word and pair (a third of a second to build for
+        # 100,000 terms) are built for the first large batch only.
+        self._sorted = all(map(operator.lt, vocabulary, itertools.islice(vocabulary, 1, None)))
+        self._tables: _Lookup | None = None
+
+    def _lookup(self) -> _Lookup:
+        """The tables of every word and pair of the vocabulary (built on first use)."""
+        if self._tables is None:
+            self._tables = _Lookup(self.vocabulary, self.analyzer)
+        return self._tables
+
+    def _searched(self, word: str) -> int:
+        """A word's feature (or STOP, or NOT_A_TERM), found by binary search."""
+        at = bisect.bisect_left(self.vocabulary, word)
+        if at < len(self.vocabulary) and self.vocabulary[at] == word:
+            return at
+        return STOP if word in STOP_WORDS else NOT_A_TERM
 
     def transform(self, texts: Sequence[str]):
         """The TF-IDF matrix of ``texts``: a scipy CSR matrix, one l2-normed row per text,
@@ -238,8 +256,10 @@ class TfidfFeatures:
         word_feature, row = word_feature[kept], row[kept]
         known = word_feature >= 0
         parts = [row[known] * n_features + word_feature[known]]  # one key per (text, term) seen
-        known_words = _evidence(np.bincount(row[known], minlength=n), np.bincount(row, minlength=n))
-        if len(self._pair_keys) and len(word_feature) > 1:
+        known_words = evidence_from_counts(
+            np.bincount(row[known], minlength=n), np.bincount(row, minlength=n)
+        )
+        if self.analyzer.ngram_max == 2 and len(word_feature) > 1:
             parts.append(self._pair_terms(word_feature, row, n))
         keys = np.sort(np.concatenate(parts))  # by text, then by term: the CSR order
         starts = np.flatnonzero(np.diff(keys, prepend=-1))  # first of each run of one key
@@ -255,16 +275,29 @@ class TfidfFeatures:
 
     def _pair_terms(self, word_feature: np.ndarray, row: np.ndarray, n: int) -> np.ndarray:
         """The (text, term) keys of the pair features among neighbouring words: the pairs'
-        keys are sorted first, so that one pass of ``searchsorted`` finds them all."""
+        keys are sorted first, so that one pass of ``searchsorted`` finds them all (a few
+        pairs, before the tables are built: each by binary search)."""
         n_features = len(self.vocabulary)
         first, second = word_feature[:-1], word_feature[1:]
         neighbours = (row[:-1] == row[1:]) & (first >= 0) & (second >= 0)
+        if self._tables is None and self._sorted:
+            vocabulary = self.vocabulary
+            found = [
+                (text, self._searched(f"{vocabulary[a]} {vocabulary[b]}"))
+                for a, b, text in zip(
+                    first[neighbours].tolist(), second[neighbours].tolist(), row[:-1][neighbours].tolist()
+                )
+            ]
+            return np.array([text * n_features + f for text, f in found if f >= 0], dtype=np.int64)
+        tables = self._lookup()
+        if not len(tables.pair_keys):
+            return np.zeros(0, dtype=np.int64)
         pair_key, pair_row = first[neighbours] * n_features + second[neighbours], row[:-1][neighbours]
         if n_features * n_features * n < 2**62:  # (pair, text) fits in one int64: sort both at once
             pair_key, pair_row = np.divmod(np.sort(pair_key * n + pair_row), n)
-        at = np.minimum(np.searchsorted(self._pair_keys, pair_key), len(self._pair_keys) - 1)
-        found = self._pair_keys[at] == pair_key
-        return pair_row[found] * n_features + self._pair_features[at[found]]
+        at = np.minimum(np.searchsorted(tables.pair_keys, pair_key), len(tables.pair_keys) - 1)
+        found = tables.pair_keys[at] == pair_key
+        return pair_row[found] * n_features + tables.pair_features[at[found]]
 
     def _word_features(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Per word of ``texts``, in order: its feature (or :data:`STOP`, or
@@ -272,13 +305,18 @@ class TfidfFeatures:
         if len(texts) >= LARGE_BATCH and (found := self._arrow_features(texts)) is not None:
             return found
         spaced = [_spaced_words(text) for text in texts]
-        get, missing = self._word_feature.get, itertools.repeat(NOT_A_TERM)
+        if self._tables is None and self._sorted and len(texts) < LARGE_BATCH:
+            feature_of = self._searched
+        else:
+            get, feature_of = self._lookup().word_feature.get, None
         ids: list[int] = []
         lengths: list[int] = []
         for text in spaced:
             words = text.split()
             lengths.append(len(words))
-            ids.extend(map(get, words, missing))
+            ids.extend(
+                map(feature_of, words) if feature_of else map(get, words, itertools.repeat(NOT_A_TERM))
+            )
         return np.array(ids, dtype=np.int64), np.repeat(np.arange(len(spaced), dtype=np.int64), lengths)
 
     def _arrow_features(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
@@ -294,19 +332,47 @@ class TfidfFeatures:
             import pyarrow.compute as pc
         except ImportError:
             return None
-        if self._arrow_lookup is None:
-            self._arrow_lookup = pc.SetLookupOptions(_arrow_strings(list(self._word_feature)))
+        tables = self._lookup()
+        if tables.arrow_lookup is None:
+            tables.arrow_lookup = pc.SetLookupOptions(_arrow_strings(list(tables.word_feature)))
         spaced = [
             lowered if (lowered := _lowered_if_plain(text)) is not None else _spaced_words(text)
             for text in texts
         ]
         lists = pc.ascii_split_whitespace(_arrow_strings(spaced, _ASCII_SPACES))
         words = lists.flatten()
-        found = pc.index_in(words, options=self._arrow_lookup)  # null: not a word the model knows
+        found = pc.index_in(words, options=tables.arrow_lookup)  # null: not a word the model knows
         index = np.where(_valid(found), _numbers(found, np.int32), -1)
         row = np.repeat(np.arange(len(spaced), dtype=np.int64), np.diff(_numbers(lists, np.int32, 1)))
         word = np.diff(_numbers(words, np.int64, 1)) > 0  # not an empty string (at a text's ends)
-        return self._arrow_features_of[index[word]], row[word]
+        return tables.arrow_features_of[index[word]], row[word]
+
+
+class _Lookup:
+    """The tables :class:`TfidfFeatures` looks words and pairs up in: each word's feature (or
+    STOP), each pair of word features' key (first * n + second, sorted) and its feature."""
+
+    def __init__(self, vocabulary: Sequence[str], analyzer: TextAnalyzer) -> None:
+        n = len(vocabulary)
+        self.word_feature: dict[str, int] = dict.fromkeys(STOP_WORDS, STOP)
+        pairs: list[tuple[int, int]] = []
+        for feature, term in enumerate(vocabulary):
+            if " " not in term:
+                self.word_feature[term] = feature
+        for feature, term in enumerate(vocabulary):
+            if " " in term:
+                first, _, second = term.partition(" ")
+                known = first in self.word_feature and second in self.word_feature
+                if analyzer.ngram_max < 2 or not known:
+                    raise ValueError(f"the term {term!r} is not one this analyser makes")
+                pairs.append((self.word_feature[first] * n + self.word_feature[second], feature))
+        pairs.sort()
+        self.arrow_lookup = None  # pyarrow's table of known words: made on first use
+        # Feature (or STOP) of each known word in the table's order, then NOT_A_TERM for the
+        # index -1 that stands for a word the table does not hold.
+        self.arrow_features_of = np.append(np.array(list(self.word_feature.values()), np.int64), NOT_A_TERM)
+        self.pair_keys = np.array([key for key, _ in pairs], dtype=np.int64)
+        self.pair_features = np.array([feature for _, feature in pairs], dtype=np.int64)
 
 
 # A batch of this many texts or more is large: its words are split and looked up by pyarrow
@@ -356,7 +422,7 @@ def evidence(texts: Sequence[str], vocabulary) -> np.ndarray:
     it: ``k * k / w``, where ``w`` counts the text's words that are not stop words and ``k``
     those of them that are features (with repeats). It grows with the words the model knows,
     and falls when most of the text is about something the model does not know."""
-    return _evidence(*known_words(texts, vocabulary))
+    return evidence_from_counts(*known_words(texts, vocabulary))
 
 
 def known_words(texts: Sequence[str], vocabulary) -> tuple[np.ndarray, np.ndarray]:
@@ -368,6 +434,6 @@ def known_words(texts: Sequence[str], vocabulary) -> tuple[np.ndarray, np.ndarra
     )
 
 
-def _evidence(known: np.ndarray, content_words: np.ndarray) -> np.ndarray:
+def evidence_from_counts(known: np.ndarray, content_words: np.ndarray) -> np.ndarray:
     known = known.astype(np.float64)
     return np.divide(known * known, content_words, out=np.zeros_like(known), where=content_words > 0)

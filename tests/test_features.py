@@ -139,6 +139,43 @@ def test_a_large_batch_has_the_numbers_of_each_text_alone_and_of_scikit_learn(sh
     assert list(ours.indices) == list(expected.sorted_indices().indices)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(hostile_text, min_size=1, max_size=5))
+def test_a_few_texts_found_by_binary_search_have_the_numbers_of_the_lookup_tables(shipped, texts):
+    """A new model tags its first abstracts without building its lookup tables (a third of
+    a second: a cold start's largest cost), finding each word and pair in the sorted
+    vocabulary instead: the same rows, bit for bit, as once the tables are built."""
+    from tagger.features import TfidfFeatures
+
+    texts = [*texts, "reinforcement learning for robot manipulation", "graph neural network"]
+    features = shipped.features
+    fresh = TfidfFeatures(features.analyzer, features.vocabulary, features.idf, features.sublinear_tf)
+    searched, searched_evidence = fresh.transform_with_evidence(texts)
+    assert fresh._tables is None  # found by binary search
+    fresh._lookup()
+    tabled, tabled_evidence = fresh.transform_with_evidence(texts)
+    for got, expected in zip(searched[:3], tabled[:3]):
+        assert got.tolist() == expected.tolist()
+    assert searched_evidence.tolist() == tabled_evidence.tolist()
+    assert searched.data.size > 0
+
+
+def test_an_unsorted_vocabulary_is_looked_up_in_tables(shipped):
+    from tagger.features import TfidfFeatures
+
+    vocabulary = list(reversed(shipped.vocabulary))
+    features = TfidfFeatures(shipped.features.analyzer, vocabulary, shipped.idf[::-1], True)
+    rows, _ = features.transform_with_evidence(["graph neural network"])
+    assert features._tables is not None
+    assert sorted(vocabulary[i] for i in rows.indices) == [
+        "graph",
+        "graph neural",
+        "network",
+        "neural",
+        "neural network",
+    ]
+
+
 def test_without_pyarrow_a_large_batch_is_split_in_python_with_the_same_numbers(shipped, monkeypatch):
     import sys
 
