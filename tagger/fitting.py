@@ -14,9 +14,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from .calibration import softmax
+from .corpus import Corpus, Vocabulary
 from .errors import LabelError
 from .labels import TrainingSet
 from .settings import TrainingSettings
+
+# What a fit imports when it runs (scikit-learn's import takes seconds: it is made when needed).
+FIT_MODULES = ("sklearn.linear_model", "sklearn.naive_bayes", "scipy.sparse", "threadpoolctl")
 
 
 class Documents(NamedTuple):
@@ -121,7 +125,6 @@ class BlendedClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y, sample_weight=None) -> BlendedClassifier:
         from sklearn.linear_model import LogisticRegression
-        from sklearn.naive_bayes import ComplementNB
 
         regression = getattr(self, "regression_", None) if self.warm_start else None
         self.regression_ = (regression or LogisticRegression()).set_params(
@@ -132,12 +135,30 @@ class BlendedClassifier(ClassifierMixin, BaseEstimator):
         self.intercept_ = self.regression_.intercept_
         self.coef_ = self.regression_.coef_
         if self.bayes_weight:
-            bayes = ComplementNB(alpha=self.bayes_smoothing).fit(X, y, sample_weight=sample_weight)
-            log_probabilities = bayes.feature_log_prob_ - bayes.feature_log_prob_.mean(axis=0)
-            if len(self.classes_) == 2:  # the regression's one row is the second class's side
-                log_probabilities = log_probabilities[1:] - log_probabilities[:1]
-            self.coef_ = self.coef_ + self.bayes_weight * log_probabilities
+            self.coef_ = self.coef_ + self.bayes_weight * self._bayes(X, y, sample_weight)
         return self
+
+    def _bayes(self, X, y, sample_weight) -> np.ndarray:
+        """Naive Bayes's centred log-probabilities (as the regression's rows). With
+        ``warm_start``, a fit on the very same documents (a search's fits along C) reuses
+        the last ones: naive Bayes does not depend on C."""
+        from sklearn.naive_bayes import ComplementNB
+
+        given = (X, y, sample_weight)
+        last = getattr(self, "_bayes_fitted", None)
+        if (
+            self.warm_start
+            and last is not None
+            and all(a is b for a, b in zip(last[0], given))
+            and last[1] == self.bayes_smoothing
+        ):
+            return last[2]
+        bayes = ComplementNB(alpha=self.bayes_smoothing).fit(X, y, sample_weight=sample_weight)
+        log_probabilities = bayes.feature_log_prob_ - bayes.feature_log_prob_.mean(axis=0)
+        if len(self.classes_) == 2:  # the regression's one row is the second class's side
+            log_probabilities = log_probabilities[1:] - log_probabilities[:1]
+        self._bayes_fitted = (given, self.bayes_smoothing, log_probabilities)
+        return log_probabilities
 
     def decision_function(self, X) -> np.ndarray:
         return np.asarray(X @ self.coef_.T) + self.intercept_
@@ -176,17 +197,60 @@ def _words_to_learn_from(training_set: TrainingSet):
         ) from None
 
 
-def fit_pipeline(training_set: TrainingSet, settings: TrainingSettings):
-    """The scikit-learn pipeline the saved model reproduces: TfidfVectorizer +
-    LogisticRegression, fitted on the training set's documents."""
-    from sklearn.pipeline import Pipeline
+def tfidf(corpus: Corpus, texts: list[str], settings: TrainingSettings, areas: int):
+    """The vocabulary (:class:`tagger.corpus.Vocabulary`) of ``texts`` and their TF-IDF
+    matrix, as the vectoriser of ``settings`` fits them (:func:`_vectorizer`)."""
+    from scipy.sparse import csr_matrix
 
-    texts, areas, weights = documents(training_set, settings)
-    pipeline = Pipeline(
-        [("tfidf", _vectorizer(settings, len(training_set.slugs))), ("classifier", _classifier(settings))]
+    vocabulary, (data, indices, indptr) = corpus.fit(
+        corpus.rows(texts), settings.ngram_max, settings.sublinear_tf, settings.min_df, features_max(areas)
     )
+    return vocabulary, csr_matrix((data, indices, indptr), shape=(len(texts), len(vocabulary.terms)))
+
+
+def matrix(corpus: Corpus, vocabulary, texts: list[str]):
+    """The TF-IDF matrix of ``texts`` in a fitted ``vocabulary`` (see :func:`tfidf`)."""
+    from scipy.sparse import csr_matrix
+
+    data, indices, indptr = corpus.matrix(vocabulary, corpus.rows(texts))
+    return csr_matrix((data, indices, indptr), shape=(len(texts), len(vocabulary.terms)))
+
+
+class Fitted(NamedTuple):
+    """A fitted vocabulary (of a :class:`~tagger.corpus.Corpus`) and classifier."""
+
+    corpus: Corpus
+    vocabulary: Vocabulary
+    classifier: BlendedClassifier
+
+    def matrix(self, texts: list[str]):
+        """The TF-IDF matrix of ``texts``."""
+        return matrix(self.corpus, self.vocabulary, texts)
+
+    def pipeline(self, settings: TrainingSettings, areas: int):
+        """The same as scikit-learn's pipeline, TfidfVectorizer + LogisticRegression."""
+        from sklearn.pipeline import Pipeline
+
+        vectorizer = _vectorizer(settings, areas)
+        vectorizer.vocabulary_ = self.vocabulary.mapping(self.corpus.names)
+        vectorizer.idf_ = self.vocabulary.idf
+        return Pipeline([("tfidf", vectorizer), ("classifier", self.classifier)])
+
+
+def fit(training_set: TrainingSet, settings: TrainingSettings, corpus: Corpus | None = None) -> Fitted:
+    """The vectoriser and classifier fitted on the training set's documents, their TF-IDF
+    matrix made by ``corpus`` (which keeps each text's analysis for the next fit)."""
+    corpus = corpus if corpus is not None else Corpus()
+    texts, areas, weights = documents(training_set, settings)
     with _one_blas_thread(), warnings.catch_warnings():
         warnings.simplefilter("ignore", category=UserWarning)
         with _words_to_learn_from(training_set):
-            pipeline.fit(texts, areas, classifier__sample_weight=weights)
-    return pipeline
+            vocabulary, features = tfidf(corpus, texts, settings, len(training_set.slugs))
+        classifier = _classifier(settings).fit(features, areas, sample_weight=weights)
+    return Fitted(corpus, vocabulary, classifier)
+
+
+def fit_pipeline(training_set: TrainingSet, settings: TrainingSettings, corpus: Corpus | None = None):
+    """The scikit-learn pipeline the saved model reproduces: TfidfVectorizer +
+    LogisticRegression, fitted on the training set's documents (see :func:`fit`)."""
+    return fit(training_set, settings, corpus).pipeline(settings, len(training_set.slugs))

@@ -19,8 +19,8 @@ from dataclasses import replace
 import numpy as np
 
 from .card import Unlabelled
-from .features import known_words
-from .fitting import fit_pipeline
+from .corpus import Corpus
+from .fitting import fit
 from .labels import TrainingSet
 from .prediction import decided
 from .settings import TrainingSettings
@@ -52,29 +52,27 @@ def pile_fingerprint(texts: list[str]) -> str:
 
 
 def self_train(
-    training_set: TrainingSet, pile: list[str], settings: TrainingSettings
+    training_set: TrainingSet, pile: list[str], settings: TrainingSettings, corpus: Corpus | None = None
 ) -> tuple[TrainingSet, Unlabelled | None]:
     """``training_set`` with pseudo-labelled abstracts of ``pile`` added (abstracts that are
     hand-labelled already are left out of the pile), and the record for the model card (None,
-    and the training set as it was, when no abstract of the pile is left)."""
+    and the training set as it was, when no abstract of the pile is left). ``corpus``: where
+    the texts are analysed once for every round (and every fold)."""
+    corpus = corpus if corpus is not None else Corpus()
     training_set = replace(training_set, pseudo_texts=(), pseudo_labels=(), pile=())  # (a fold's: anew)
-    labelled = set(training_set.texts)
-    texts = list(dict.fromkeys(text for text in pile if text not in labelled))  # once each, in order
+    texts = _unlabelled(training_set, pile)
     if not texts:  # every abstract of the pile is labelled: nothing to learn from
         return training_set, None
-    used = texts
-    if len(texts) > PILE_MAX:
-        used = [texts[i] for i in np.linspace(0, len(texts) - 1, PILE_MAX, dtype=int)]
-    used = [text[:TEXT_MAX] for text in used]
+    used = pile_texts(training_set, pile)
     current = training_set
     previous: dict[str, str] = {}
     rounds = 0
     while rounds < ROUNDS:
         rounds += 1
-        pipeline = fit_pipeline(current, settings)
-        probabilities = pipeline.predict_proba(used)
-        classes = np.asarray(pipeline.classes_)
-        found, content = known_words(used, pipeline.named_steps["tfidf"].vocabulary_)
+        fitted = fit(current, settings, corpus)
+        probabilities = fitted.classifier.predict_proba(fitted.matrix(used))
+        classes = np.asarray(fitted.classifier.classes_)
+        found, content = corpus.known_words(fitted.vocabulary, corpus.rows(used))
         known = (found >= PSEUDO_KNOWN_MIN) & (found >= PSEUDO_KNOWN_SHARE * content)
         chosen = _most_confident_per_area(probabilities, known)
         pseudo = {used[i]: str(classes[probabilities[i].argmax()]) for i in chosen}
@@ -97,6 +95,21 @@ def self_train(
         pseudo_label_weight=settings.pseudo_label_weight,
     )
     return current, record
+
+
+def _unlabelled(training_set: TrainingSet, pile: list[str]) -> list[str]:
+    """The pile's abstracts that are not labelled, once each, in order."""
+    labelled = set(training_set.texts)
+    return list(dict.fromkeys(text for text in pile if text not in labelled))
+
+
+def pile_texts(training_set: TrainingSet, pile: list[str]) -> list[str]:
+    """The texts self-training learns from: the pile's unlabelled abstracts, sampled down to
+    PILE_MAX (evenly, in order), each cut to TEXT_MAX characters."""
+    texts = _unlabelled(training_set, pile)
+    if len(texts) > PILE_MAX:
+        texts = [texts[i] for i in np.linspace(0, len(texts) - 1, PILE_MAX, dtype=int)]
+    return [text[:TEXT_MAX] for text in texts]
 
 
 def _most_confident_per_area(probabilities: np.ndarray, known: np.ndarray) -> np.ndarray:

@@ -24,8 +24,9 @@ import logging
 import platform
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -53,9 +54,18 @@ from .card import (
     TrainingData,
     Unlabelled,
 )
+from .corpus import Corpus
 from .errors import LabelError, TaggerWarning
-from .features import TextAnalyzer, evidence
-from .fitting import _classifier, _one_blas_thread, _vectorizer, _words_to_learn_from, documents, fit_pipeline
+from .features import TextAnalyzer
+from .fitting import (
+    _classifier,
+    _one_blas_thread,
+    _words_to_learn_from,
+    documents,
+    fit_pipeline,
+    matrix,
+    tfidf,
+)
 from .labels import Area, TrainingSet
 from .model import Model
 from .plan import PLAN, Plan
@@ -134,23 +144,36 @@ def out_of_fold_scores(
     candidates: list[TrainingSettings],
     first_fold: list[tuple[Scores, Scores]] | None = None,
     plan: Plan = PLAN,
+    corpus: Corpus | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> list[OutOfFold]:
     """Each candidate setting's out-of-fold scores (``first_fold``: the candidates' scores
     on the first fold, already computed). Area descriptions stay in every training fold.
-    Candidates with the same feature settings share one TF-IDF fit per fold; k folds run on
-    all cores (leave-one-out's many tiny fits run in this process)."""
+    Each text is analysed once (``corpus``); candidates that differ only in C are fitted
+    one after the other, each from the last one's solution, on one TF-IDF matrix per fold;
+    the folds' fits run on all cores (leave-one-out's many tiny fits run in this process),
+    while this process does ``meanwhile``."""
     scheme, splits = folds(training_set, plan)
-    groups = list(_feature_groups(candidates).values())
+    chains = _chains(candidates)
     jobs = 1 if scheme == "leave-one-out" else default_jobs()
     known = [dict(enumerate(first_fold))] if first_fold else []
-    tasks = [(candidates, groups, train, test, plan.probes_max) for train, test in splits[len(known) :]]
+    tasks = [
+        (candidates, chain, train, test, plan.probes_max)
+        for train, test in splits[len(known) :]
+        for chain in chains
+    ]
     log.info(
         "cross-validating %s on %s labelled abstracts of %s areas (%s): %s fold(s) on %s process(es)",
         "settings" if len(candidates) == 1 else f"{len(candidates)} candidate settings",
-        f"{len(training_set.labels):,}", f"{len(training_set.slugs):,}", scheme, len(tasks),
+        f"{len(training_set.labels):,}", f"{len(training_set.slugs):,}", scheme, len(splits) - len(known),
         min(jobs, len(tasks)),
     )  # fmt: skip
-    results = known + run_all(_fold_task, training_set, tasks, jobs)  # (each fold on one BLAS thread)
+    parts = _run_folds(training_set, tasks, jobs, plan, corpus, meanwhile)  # (each on one BLAS thread)
+    per_fold = len(chains)
+    results = known + [
+        {i: both for part in parts[k : k + per_fold] for i, both in part.items()}
+        for k in range(0, len(parts), per_fold)
+    ]
     n = len(training_set.labels)
     result = []
     for i in range(len(candidates)):
@@ -176,64 +199,101 @@ def _cut_short(text: str) -> list[str]:
     return [" ".join(words[:k]) for k in PROBE_WORDS]
 
 
-def _feature_groups(candidates: list[TrainingSettings]) -> dict[str, list[int]]:
-    """The candidates' indices grouped by their feature settings (one TF-IDF fit each)."""
-    groups: dict[str, list[int]] = {}
+def _chains(candidates: list[TrainingSettings]) -> list[list[int]]:
+    """The candidates' indices grouped by every setting but C (one TF-IDF matrix and naive
+    Bayes each, the regression fitted along increasing C), the costliest first (word pairs,
+    longer chains): the cores stay busy to the end."""
+    chains: dict[TrainingSettings, list[int]] = {}
     for i, candidate in enumerate(candidates):
-        groups.setdefault(repr(candidate.features()), []).append(i)
-    return groups
+        chains.setdefault(replace(candidate, C=1.0), []).append(i)
+    return sorted(chains.values(), key=lambda chain: (-candidates[chain[0]].ngram_max, -len(chain)))
 
 
-def _fold_task(training_set: TrainingSet, task: tuple) -> dict[int, tuple[Scores, Scores]]:
+class _Folds(NamedTuple):
+    """What the workers of cross-validation hold: the labelled abstracts, and their texts
+    (with the area descriptions, cut-short copies and the pile) analysed once."""
+
+    training_set: TrainingSet
+    corpus: Corpus
+
+
+def _run_folds(
+    training_set: TrainingSet,
+    tasks: list[tuple],
+    jobs: int,
+    plan: Plan,
+    corpus: Corpus | None,
+    meanwhile: Callable[[], object] | None = None,
+) -> list[dict[int, tuple[Scores, Scores]]]:
+    """:func:`_fold_scores` of each task, on ``jobs`` processes, every text the folds fit or
+    score analysed here first (forked workers share the analyses), while this process does
+    ``meanwhile``."""
+    corpus = corpus if corpus is not None else Corpus()
+    n = len(training_set.labels)
+    corpus.rows(training_set.texts)
+    corpus.rows([area.document() for area in training_set.areas])
+    corpus.rows(
+        [short for i in range(0, n, -(-n // plan.probes_max)) for short in _cut_short(training_set.texts[i])]
+    )
+    if training_set.pile:
+        from .selftraining import pile_texts
+
+        corpus.rows(pile_texts(training_set, list(training_set.pile)))
+    return run_all(_fold_task, _Folds(training_set, corpus), tasks, jobs, meanwhile=meanwhile)
+
+
+def _fold_task(folds: _Folds, task: tuple) -> dict[int, tuple[Scores, Scores]]:
     """A worker's work (see :func:`tagger.workers.run_all`): :func:`_fold_scores` of one
-    fold, ``task`` being (candidates, groups, train index, test index, most probes)."""
+    fold, ``task`` being (candidates, chain, train index, test index, most probes)."""
     with _one_blas_thread():
-        return _fold_scores(training_set, *task)
+        return _fold_scores(folds, *task)
 
 
 def _fold_scores(
-    training_set: TrainingSet,
+    folds: _Folds,
     candidates: list[TrainingSettings],
-    groups: list[list[int]],
+    chain: list[int],
     train_index: np.ndarray,
     test_index: np.ndarray,
     probes_max: int,
 ) -> dict[int, tuple[Scores, Scores]]:
-    """The scores of the candidates in ``groups`` (by index) for the held-out abstracts of
-    one fold, whole and cut short."""
+    """The scores of the candidates of ``chain`` (by index: they differ in C alone) for the
+    held-out abstracts of one fold, whole and cut short."""
+    training_set, corpus = folds
+    first = candidates[chain[0]]
     fold = training_set.subset(train_index)
     if training_set.pile:  # pseudo-labels chosen without the held-out labels
         from .selftraining import self_train
 
-        fold, _ = self_train(fold, list(training_set.pile), candidates[groups[0][0]])
+        fold, _ = self_train(fold, list(training_set.pile), first, corpus)
     held_out = [training_set.texts[i] for i in test_index]
     probes = [
         short
         for i in _probed(test_index, len(training_set.labels), probes_max)
         for short in _cut_short(training_set.texts[i])
     ]
+    texts, areas, weights = documents(fold, first)
+    with _words_to_learn_from(training_set):
+        vocabulary, train_matrix = tfidf(corpus, texts, first, len(training_set.slugs))
+    test_matrix, probe_matrix = (matrix(corpus, vocabulary, held_out), matrix(corpus, vocabulary, probes))
+    known = (
+        corpus.evidence(vocabulary, corpus.rows(held_out)),
+        corpus.evidence(vocabulary, corpus.rows(probes)),
+    )
+    # Along increasing C, each fit starts from the last one's solution.
+    classifier = _classifier(first)
     scores: dict[int, tuple[Scores, Scores]] = {}
-    for members in groups:
-        vectorizer = _vectorizer(candidates[members[0]], len(training_set.slugs))
-        texts, areas, _ = documents(fold, candidates[members[0]])
-        with _words_to_learn_from(training_set):
-            train_matrix = vectorizer.fit_transform(texts)
-        test_matrix, probe_matrix = vectorizer.transform(held_out), vectorizer.transform(probes)
-        known = (evidence(held_out, vectorizer.vocabulary_), evidence(probes, vectorizer.vocabulary_))
-        # Along increasing C, each fit starts from the last one of the same other settings.
-        warm: dict[TrainingSettings, Any] = {}  # (scikit-learn classifiers)
-        for i in sorted(members, key=lambda i: candidates[i].C):
-            classifier = warm.setdefault(replace(candidates[i], C=1.0), _classifier(candidates[i]))
-            classifier.set_params(C=candidates[i].C, warm_start=True)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", category=UserWarning)
-                classifier.fit(train_matrix, areas, sample_weight=documents(fold, candidates[i]).weights)
-            coef, intercept = linear_weights(classifier, training_set.slugs)
-            whole, short = (
-                Scores(np.asarray(matrix @ coef.T), np.tile(intercept, (matrix.shape[0], 1)), e)
-                for matrix, e in zip((test_matrix, probe_matrix), known)
-            )
-            scores[i] = (whole, short)
+    for i in sorted(chain, key=lambda i: candidates[i].C):
+        classifier.set_params(C=candidates[i].C, warm_start=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", category=UserWarning)
+            classifier.fit(train_matrix, areas, sample_weight=weights)
+        coef, intercept = linear_weights(classifier, training_set.slugs)
+        whole, short = (
+            Scores(np.asarray(m @ coef.T), np.tile(intercept, (m.shape[0], 1)), e)
+            for m, e in zip((test_matrix, probe_matrix), known)
+        )
+        scores[i] = (whole, short)
     return scores
 
 
@@ -272,7 +332,10 @@ def _macro_f1_gap_noise(
 
 
 def select_settings(
-    training_set: TrainingSet, base: TrainingSettings | None = None, plan: Plan = PLAN
+    training_set: TrainingSet,
+    base: TrainingSettings | None = None,
+    plan: Plan = PLAN,
+    corpus: Corpus | None = None,
 ) -> tuple[TrainingSettings, SettingsSelection, OutOfFold]:
     """The point of the plan's grid (applied to ``base``) with the best cross-validated
     macro-F1 (within the plan's tolerances, the one with the least calibrated log loss;
@@ -287,13 +350,13 @@ def select_settings(
     candidates = [replace(base, **point) for point in grid]
     truth = training_set.label_indices()
     first_fold, fold_scores = (
-        successive_halving(training_set, candidates, truth, plan) if plan.halving else ({}, {})
+        successive_halving(training_set, candidates, truth, plan, corpus) if plan.halving else ({}, {})
     )
     keep = max(plan.halving_keep, -(-len(candidates) // plan.halving_share))
     ranked = sorted(first_fold, key=lambda i: -first_fold[i])  # stable: grid order among equals
     finalists = sorted(ranked[:keep]) if first_fold else list(range(len(candidates)))
     known = [fold_scores[i] for i in finalists] if first_fold else None
-    scored = out_of_fold_scores(training_set, [candidates[i] for i in finalists], known, plan)
+    scored = out_of_fold_scores(training_set, [candidates[i] for i in finalists], known, plan, corpus)
     results = dict(zip(finalists, scored))
     f1 = {i: _macro_f1(results[i].scores, truth) for i in finalists}
     losses = {i: _calibrated_losses(results[i].scores, truth) for i in finalists}
@@ -342,7 +405,11 @@ def select_settings(
 
 
 def successive_halving(
-    training_set: TrainingSet, candidates: list[TrainingSettings], truth: np.ndarray, plan: Plan = PLAN
+    training_set: TrainingSet,
+    candidates: list[TrainingSettings],
+    truth: np.ndarray,
+    plan: Plan = PLAN,
+    corpus: Corpus | None = None,
 ) -> tuple[dict[int, float], dict[int, tuple[Scores, Scores]]]:
     """Each candidate's macro-F1 on the first fold (fitted on its training abstracts, scored
     on its held-out ones), by index, and its scores there (kept for the full
@@ -352,12 +419,9 @@ def successive_halving(
     if scheme == "leave-one-out" or len(candidates) <= plan.halving_keep or len(truth) < plan.halving_from:
         return {}, {}
     train_index, test_index = splits[0]
-    tasks = [
-        (candidates, [group], train_index, test_index, plan.probes_max)
-        for group in _feature_groups(candidates).values()
-    ]
+    tasks = [(candidates, chain, train_index, test_index, plan.probes_max) for chain in _chains(candidates)]
     log.info("narrowing %s candidate settings down on one fold", len(candidates))
-    parts = run_all(_fold_task, training_set, tasks, default_jobs())
+    parts = _run_folds(training_set, tasks, default_jobs(), plan, corpus)
     scores = {i: both for part in parts for i, both in part.items()}
     return {i: _macro_f1(scores[i][0], truth[test_index]) for i in range(len(candidates))}, scores
 
@@ -459,6 +523,7 @@ def choose_settings(
     settings: TrainingSettings | None = None,
     previous: ModelCard | None = None,
     plan: Plan = PLAN,
+    corpus: Corpus | None = None,
 ) -> tuple[TrainingSettings, SettingsSelection | None]:
     """The settings to train with: ``settings``; without them, those of the ``previous``
     model's search when the labels changed little (:func:`reusable_settings`); else the
@@ -479,7 +544,7 @@ def choose_settings(
     base = default_settings(training_set.use_descriptions)
     if not grid:
         return base, None
-    chosen, selection, _ = select_settings(sample, base, plan.with_grid(grid))
+    chosen, selection, _ = select_settings(sample, base, plan.with_grid(grid), corpus)
     return chosen, selection
 
 
@@ -541,16 +606,21 @@ def cross_validate(
     left_out: tuple[str, ...] = (),
     selection: SettingsSelection | None = None,
     plan: Plan = PLAN,
+    corpus: Corpus | None = None,
+    meanwhile: Callable[[TrainingSet, TrainingSettings], object] | None = None,
 ) -> CrossValidation:
     """Cross-validate ``settings`` (see :func:`choose_settings`; ``selection``: how given
     ``settings`` were chosen), calibrated, on the labelled abstracts :func:`measurable` keeps
-    (or on ``rows``, leaving out the areas ``left_out``)."""
+    (or on ``rows``, leaving out the areas ``left_out``). ``meanwhile(training_set,
+    settings)`` runs in this process while the folds run in the workers (the final fit)."""
     if rows is None:
         rows, left_out = measurable(training_set)
     measured = training_set.subset(rows) if left_out else training_set
-    settings, chosen = choose_settings(measured, settings, previous, plan)
+    corpus = corpus if corpus is not None else Corpus()
+    settings, chosen = choose_settings(measured, settings, previous, plan, corpus)
     selection = chosen or selection
-    [out_of_fold] = out_of_fold_scores(measured, [settings], plan=plan)
+    final = (lambda: meanwhile(training_set, settings)) if meanwhile is not None else None
+    [out_of_fold] = out_of_fold_scores(measured, [settings], plan=plan, corpus=corpus, meanwhile=final)
     validation = calibrate(measured, settings, out_of_fold, selection)
     if left_out:
         validation = replace(validation, evaluation=replace(validation.evaluation, left_out=left_out))
@@ -596,20 +666,32 @@ def validate(
     unlabelled: list[str] | None = None,
     previous: ModelCard | None = None,
     plan: Plan = PLAN,
+    corpus: Corpus | None = None,
+    meanwhile: Callable[[TrainingSet, TrainingSettings], object] | None = None,
 ) -> tuple[TrainingSet, CrossValidation, Unlabelled | None]:
     """What :func:`train` measures, and nothing else (``tagger evaluate`` reports it): the
     recipe cross-validated, with the arguments of :func:`train`. Returns the training set
     (with its pseudo-labels when self-trained), the cross-validation and the self-training's
-    record."""
+    record. ``corpus``: where every text is analysed once, for every fit; ``meanwhile``: see
+    :func:`cross_validate`."""
+    corpus = corpus if corpus is not None else Corpus()
     rows, left_out = measurable(training_set)
     record, selection = None, None
     if unlabelled:
         from .selftraining import self_train
 
-        settings, selection = choose_settings(training_set.subset(rows), settings, previous, plan)
-        training_set, record = self_train(training_set, unlabelled, settings)
+        settings, selection = choose_settings(training_set.subset(rows), settings, previous, plan, corpus)
+        training_set, record = self_train(training_set, unlabelled, settings, corpus)
     validation = cross_validate(
-        training_set, settings, previous, rows=rows, left_out=left_out, selection=selection, plan=plan
+        training_set,
+        settings,
+        previous,
+        rows=rows,
+        left_out=left_out,
+        selection=selection,
+        plan=plan,
+        corpus=corpus,
+        meanwhile=meanwhile,
     )
     return training_set, validation, record
 
@@ -631,18 +713,27 @@ def train(
     while the labels changed little (:func:`reusable_settings`). ``since``: the card of the
     model this one replaces, to say how the new model does on the labels new since then
     (:class:`NewLabels` in the card's evaluation)."""
-    training_set, validation, record = validate(training_set, settings, unlabelled, previous, plan)
+    corpus = Corpus()
+    final: dict[str, Any] = {}
+
+    def fit_final(learnt: TrainingSet, chosen: TrainingSettings) -> None:
+        log.info(
+            "fitting the model on %s labelled abstracts of %s areas",
+            f"{len(learnt.texts):,}",
+            f"{len(learnt.slugs):,}",
+        )
+        final["pipeline"] = fit_pipeline(learnt, chosen, corpus)
+
+    # The final fit is made here while the workers cross-validate.
+    training_set, validation, record = validate(
+        training_set, settings, unlabelled, previous, plan, corpus, meanwhile=fit_final
+    )
     assert validation.rows is not None  # (validate says which rows it measured)
     position = {row: k for k, row in enumerate(validation.rows)}
     if new := [position[i] for i in new_since(training_set, since) if i in position]:
         figures = NewLabels(len(new), round(float(validation.correct[new].mean()), 4))
         validation = replace(validation, evaluation=replace(validation.evaluation, new_labels=figures))
-    log.info(
-        "fitting the model on %s labelled abstracts of %s areas",
-        f"{len(training_set.texts):,}",
-        f"{len(training_set.slugs):,}",
-    )
-    pipeline = fit_pipeline(training_set, validation.settings)
+    pipeline = final["pipeline"]
     n_features = len(pipeline.named_steps["tfidf"].vocabulary_)
     return export(pipeline, model_card(training_set, validation, n_features, record))
 

@@ -16,9 +16,7 @@ start.
 
 from __future__ import annotations
 
-import collections
 import contextlib
-import itertools
 import os
 import queue
 import signal
@@ -75,7 +73,7 @@ class Pool:
         work = work or probabilities
         import multiprocessing
 
-        context: Any = multiprocessing.get_context("fork" if fork else "spawn")  # (its Process, Pipe)
+        context: Any = multiprocessing.get_context("fork" if fork else _START_METHOD)  # (its Process, Pipe)
         pool = cls(job=job)
         if fork:
             for stream in (sys.stdout, sys.stderr):  # else a worker could write their buffers again
@@ -141,21 +139,31 @@ class Pool:
             raise WorkerError(f"a {self.job} worker process failed: {value}", fix="Run again with --jobs 1.")
         return value
 
-    def map(self, tasks: Iterable) -> list:
-        """Every task's answer, in order, the workers kept busy."""
-        tasks = iter(tasks)
-        sent: collections.deque[Worker] = collections.deque()
-        answers: list = []
-        while True:
-            while (task := next(tasks, None)) is not None:
-                worker = self.submit(task)
-                if worker is None:
-                    tasks = itertools.chain([task], tasks)
-                    break
-                sent.append(worker)
-            if not sent:
-                return answers
-            answers.append(self.answer(sent.popleft()))
+    def map(self, tasks: Iterable, meanwhile: Callable[[], object] | None = None) -> list:
+        """Every task's answer, in order. Each worker holds one task at a time and gets the
+        next one as soon as it answers, so tasks of unequal cost keep every worker busy to
+        the end. ``meanwhile``: called once the first tasks are sent, for work of this
+        process's own."""
+        from multiprocessing.connection import wait
+
+        tasks = list(tasks)
+        answers: list = [None] * len(tasks)
+        working: dict[Worker, int] = {}  # worker -> the task it holds
+        sent = 0
+        while sent < len(tasks) or working:
+            for worker in self.workers:
+                if worker not in working and sent < len(tasks):
+                    with contextlib.suppress(OSError):  # it died: reading its answer will say so
+                        worker.pipe.send(tasks[sent])
+                    worker.pending += 1
+                    working[worker], sent = sent, sent + 1
+            if meanwhile is not None:
+                meanwhile()
+                meanwhile = None
+            ready = wait([worker.pipe for worker in working])
+            for worker in [w for w in working if w.pipe in ready]:
+                answers[working.pop(worker)] = self.answer(worker)
+        return answers
 
     def stop(self, *, kill: bool = False) -> None:
         """End every worker: killed at once with ``kill`` (their work is not wanted), else
@@ -192,20 +200,52 @@ def _kill(process) -> None:
             process.kill()
 
 
-def run_all(work: Callable, payload, tasks: list, jobs: int, job: str = "training") -> list:
+def run_all(
+    work: Callable,
+    payload,
+    tasks: list,
+    jobs: int,
+    job: str = "training",
+    meanwhile: Callable[[], object] | None = None,
+) -> list:
     """``work(payload, task)`` of every task, in order, on ``jobs`` worker processes (in this
     process when ``jobs`` is 1 or there is one task), which end with this process however it
-    ends: a killed ``tagger train`` leaves no worker behind. ``job``: what they do, for errors."""
+    ends: a killed ``tagger train`` leaves no worker behind. ``job``: what they do, for errors.
+    ``meanwhile``: work of this process's own, done while the workers work."""
     if jobs <= 1 or len(tasks) <= 1:
-        return [work(payload, task) for task in tasks]
+        answers = [work(payload, task) for task in tasks]
+        if meanwhile is not None:
+            meanwhile()
+        return answers
     pool = Pool.start(payload, min(jobs, len(tasks)), fork=can_fork(), work=work, job=job)
     done = False
     try:
-        answers = pool.map(tasks)
+        answers = pool.map(tasks, meanwhile)
         done = True
         return answers
     finally:
         pool.stop(kill=not done)
+
+
+# Where forking this process is not safe: a fork server (a process started clean, which forks
+# each worker: milliseconds, with what it imported in memory) where the platform has one, else
+# spawned workers (Windows: each starts a new interpreter).
+_START_METHOD = "forkserver" if sys.platform.startswith("linux") else "spawn"
+
+
+def warm_up(modules: list[str]) -> None:
+    """Start the fork server now, with ``modules`` imported, so that workers started later
+    from a thread (the labelling page's retrain) start in milliseconds with them, instead
+    of importing them anew. Nothing happens where there is no fork server, or once it runs."""
+    if _START_METHOD != "forkserver":
+        return
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    context: Any = multiprocessing.get_context("forkserver")
+    if getattr(forkserver._forkserver, "_forkserver_pid", None) is None:
+        context.set_forkserver_preload(modules)
+    forkserver.ensure_running()
 
 
 def default_jobs() -> int:
@@ -217,7 +257,8 @@ def can_fork() -> bool:
     """Whether worker processes can be forked from this one: on Linux, from the main thread,
     while no other Python thread runs (one could hold a lock the workers would inherit held;
     the native threads of numpy's BLAS and of pyarrow reset themselves in a forked child).
-    Elsewhere (macOS, Windows, a notebook's threads) workers are spawned."""
+    Elsewhere (a notebook's threads, the labelling page's) they are forked by a fork server
+    (see :func:`warm_up`), or spawned where there is none (macOS, Windows)."""
     return (
         sys.platform.startswith("linux")
         and threading.current_thread() is threading.main_thread()

@@ -103,3 +103,103 @@ def test_the_card_names_the_classifier_it_describes(shipped, weight, kind):
 
     card = dataclasses.replace(shipped.card, settings=TrainingSettings(bayes_weight=weight))
     assert card.to_dict()["classifier"]["type"] == kind
+
+
+WORDS = [
+    "graph",
+    "neural",
+    "network",
+    "robot",
+    "policy",
+    "the",
+    "of",
+    "3",
+    "x",
+    "naïve",
+    "ﬁne",
+    "læ",
+    "learning",
+]
+corpus_texts = st.lists(
+    st.one_of(st.lists(st.sampled_from(WORDS), max_size=30).map(" ".join), st.text(max_size=80)),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    train=corpus_texts,
+    test=corpus_texts,
+    seen_before=corpus_texts,
+    ngram_max=st.sampled_from([1, 2]),
+    sublinear_tf=st.booleans(),
+    min_df=st.integers(1, 3),
+    max_features=st.sampled_from([None, 2, 5, 10_000]),
+)
+def test_a_corpus_makes_the_matrices_of_scikit_learn_bit_for_bit(
+    train, test, seen_before, ngram_max, sublinear_tf, min_df, max_features
+):
+    """Training analyses each text once (tagger.corpus) and makes every fold's TF-IDF matrix
+    with numpy: the very numbers, columns and order within each row that TfidfVectorizer
+    makes, and the same errors, whatever texts the corpus analysed before."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from tagger.corpus import Corpus
+    from tagger.features import TextAnalyzer, evidence
+
+    vectorizer = TfidfVectorizer(
+        analyzer=TextAnalyzer(ngram_max),
+        sublinear_tf=sublinear_tf,
+        min_df=min_df,
+        max_features=max_features,
+        dtype=np.float64,
+    )
+    corpus = Corpus()
+    corpus.rows(seen_before)
+    try:
+        expected = vectorizer.fit_transform(train)
+    except ValueError as error:
+        with pytest.raises(ValueError, match=str(error)[:20]):
+            corpus.fit(corpus.rows(train), ngram_max, sublinear_tf, min_df, max_features)
+        return
+    vocabulary, (data, indices, indptr) = corpus.fit(
+        corpus.rows(train), ngram_max, sublinear_tf, min_df, max_features
+    )
+    assert vocabulary.mapping(corpus.names) == vectorizer.vocabulary_
+    assert vocabulary.idf.tolist() == vectorizer.idf_.tolist()
+    assert (indptr.tolist(), indices.tolist(), data.tolist()) == (
+        expected.indptr.tolist(),
+        expected.indices.tolist(),
+        expected.data.tolist(),
+    )
+    corpus.rows(["an abstract analysed after the fit: new words"])
+    tested = vectorizer.transform(test)
+    data, indices, indptr = corpus.matrix(vocabulary, corpus.rows(test))
+    assert (indptr.tolist(), indices.tolist(), data.tolist()) == (
+        tested.indptr.tolist(),
+        tested.indices.tolist(),
+        tested.data.tolist(),
+    )
+    assert (
+        corpus.evidence(vocabulary, corpus.rows(test)).tolist()
+        == evidence(test, vectorizer.vocabulary_).tolist()
+    )
+
+
+def test_training_on_the_corpus_gives_the_model_of_scikit_learn_s_vectoriser(training_set):
+    """The final fit through the corpus and through TfidfVectorizer: the same weights."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from tagger.fitting import _classifier, _one_blas_thread, documents, features_max, fit
+
+    settings_ = TrainingSettings()
+    fitted = fit(training_set, settings_)
+    texts, areas, weights = documents(training_set, settings_)
+    vectorizer = TfidfVectorizer(
+        analyzer=settings_.analyzer, sublinear_tf=True, max_features=features_max(len(training_set.slugs))
+    )
+    with _one_blas_thread():
+        plain = _classifier(settings_).fit(vectorizer.fit_transform(texts), areas, sample_weight=weights)
+    assert fitted.vocabulary.mapping(fitted.corpus.names) == vectorizer.vocabulary_
+    assert fitted.classifier.coef_.tolist() == plain.coef_.tolist()

@@ -198,10 +198,15 @@ def labelling_app(
     ``pile`` (the first :data:`PILE_COMPARED` abstracts of the pile:
     :class:`tagger.reading.Abstract`)."""
     from ..evaluate import figure_text
+    from ..fitting import FIT_MODULES
     from ..report import build, overview_of
+    from ..workers import warm_up
 
     sample = pile[:PILE_COMPARED]
     folder = project.save_to
+    # The retrain runs from a thread, which cannot fork workers safely: a fork server, started
+    # now with training's imports made, forks them in milliseconds when the button is pressed.
+    warm_up(["tagger.training", *FIT_MODULES])
 
     def retrain_now() -> tuple[Model, dict]:
         done = project.retrain([a.document for a in sample])

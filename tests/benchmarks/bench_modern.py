@@ -99,6 +99,18 @@ def measure(model, rows: list[dict]) -> dict:
     }
 
 
+def plan_value(name: str, value: str):
+    """A Plan field's value as given on the command line: a number, or for ``grid`` and
+    ``weight_grid`` a setting's values separated by slashes (``weight_grid=abstract_weight:0.03/0.1``,
+    ``grid=C:1/10/30;ngram_max:1/2``)."""
+    if name in ("grid", "weight_grid"):
+        return tuple(
+            (setting, tuple(float(v) if "." in v else int(v) for v in values.split("/")))
+            for setting, values in (part.split(":") for part in value.split(";"))
+        )
+    return float(value) if "." in value else int(value)
+
+
 def repository_labels_without(rows: list[dict]):
     """The repository's training set without the labelled abstracts of MODERN.jsonl (the
     repository keeps those with an area as hand labels): what a split adds back its part of."""
@@ -287,8 +299,7 @@ def main() -> None:
     for text in options.plan:
         from tagger.plan import Plan
 
-        values = {name: float(value) if "." in value else int(value) for name, value in
-                  (item.split("=") for item in text.split(","))}  # fmt: skip
+        values = {name: plan_value(name, value) for name, value in (item.split("=") for item in text.split(","))}
         models.append(
             (f"+ labels of the other years, plan {text}", held_out_by_year(rows, plan=Plan(**values)))
         )

@@ -1,0 +1,174 @@
+"""TF-IDF matrices of many subsets of one collection of texts, each text analysed once.
+
+Training fits the same texts again and again: every fold of cross-validation, every candidate
+setting of the search, the final fit, each round of self-training. scikit-learn's
+``TfidfVectorizer`` analyses and counts every text anew each time (two thirds of a fold's time
+on word pairs). A :class:`Corpus` analyses a text once, with the pair analyser (whose first
+terms are the single words: the single-word analyser's terms), keeps its terms as numbers,
+and makes each subset's matrix with numpy: the very numbers ``TfidfVectorizer(analyzer=...,
+sublinear_tf=..., min_df=..., max_features=...)`` makes, bit for bit, its columns and their
+order within each row included (tests/test_fitting.py compares them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .features import TextAnalyzer, evidence_from_counts
+
+_PAIRS = TextAnalyzer(ngram_max=2)
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """A subset's fitted vocabulary: which of the corpus's terms are features (``terms``, in
+    scikit-learn's column order: sorted), their idf, and the single-word analyser's or
+    the pair analyser's (``ngram_max``)."""
+
+    ngram_max: int
+    terms: np.ndarray  # the corpus's term numbers of the features, in column order
+    column: np.ndarray  # per term number (of those known when fitted): its column, or -1
+    idf: np.ndarray
+    sublinear_tf: bool
+
+    def mapping(self, names: Sequence[str]) -> dict[str, int]:
+        """``vocabulary_`` as scikit-learn has it: term -> column (``names``: the corpus's)."""
+        return {names[t]: i for i, t in enumerate(self.terms.tolist())}
+
+
+class Corpus:
+    """Texts, each analysed once when first seen (:meth:`rows`), and the TF-IDF matrices of
+    any of them (:meth:`fit`, :meth:`matrix`). Terms are numbered in the order they are
+    first seen, which never changes; scikit-learn's column order (sorted terms) is computed
+    from the names when a vocabulary is fitted."""
+
+    def __init__(self) -> None:
+        self._row: dict[str, int] = {}  # text -> row
+        self._term: dict[str, int] = {}  # term -> number
+        self.names: list[str] = []  # number -> term
+        self._ids: list[np.ndarray] = []  # per row: its terms' numbers (single words first)
+        self._single: list[int] = []  # per row: how many of them are single words
+        self._content: list[int] = []  # per row: its words that are not stop words
+
+    def rows(self, texts: Sequence[str]) -> np.ndarray:
+        """The row of each text, analysing the texts not seen before."""
+        rows = np.empty(len(texts), dtype=np.int64)
+        for k, text in enumerate(texts):
+            row = self._row.get(text)
+            if row is None:
+                row = self._row[text] = len(self._ids)
+                analysis = _PAIRS.analyse(text)
+                self._ids.append(
+                    np.fromiter(map(self._number, analysis.terms), np.int64, len(analysis.terms))
+                )
+                self._single.append(analysis.single)
+                self._content.append(analysis.content_words)
+            rows[k] = row
+        return rows
+
+    def _number(self, term: str) -> int:
+        number = self._term.get(term)
+        if number is None:
+            number = self._term[term] = len(self.names)
+            self.names.append(term)
+        return number
+
+    def _terms(self, rows: np.ndarray, ngram_max: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per term of each of ``rows``, in order: its number and its row's position in
+        ``rows``."""
+        ends = [len(self._ids[r]) if ngram_max == 2 else self._single[r] for r in rows.tolist()]
+        parts = [self._ids[r][:end] for r, end in zip(rows.tolist(), ends)]
+        return np.concatenate(parts or [np.zeros(0, np.int64)]), np.repeat(np.arange(len(rows)), ends)
+
+    def fit(
+        self, rows: np.ndarray, ngram_max: int, sublinear_tf: bool, min_df: int, max_features: int | None
+    ) -> tuple[Vocabulary, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The vocabulary fitted on ``rows`` and their matrix (data, indices, indptr), as
+        ``TfidfVectorizer.fit_transform`` makes them (its ValueErrors too)."""
+        terms, doc = self._terms(rows, ngram_max)
+        if not len(terms):
+            raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
+        if len(rows) < min_df:
+            raise ValueError("max_df corresponds to < documents than min_df")
+        # scikit-learn counts each text's terms in the order the terms first appear in the
+        # texts (its provisional numbers), then renumbers them sorted: each row keeps that order.
+        present, first = np.unique(terms, return_index=True)
+        by_appearance = present[np.argsort(first, kind="stable")]
+        appearance = np.zeros(len(self.names), dtype=np.int64)
+        appearance[by_appearance] = np.arange(len(present))
+        keys, counts = np.unique(doc * len(present) + appearance[terms], return_counts=True)
+        entry_doc, entry_appearance = np.divmod(keys, len(present))
+        entry_term = by_appearance[entry_appearance]
+        in_order = sorted(present.tolist(), key=self.names.__getitem__)  # scikit-learn's columns
+        sorted_terms = np.array(in_order, dtype=np.int64)
+        df = np.bincount(entry_term, minlength=len(self.names))[sorted_terms]
+        mask = df >= min_df
+        if max_features is not None and mask.sum() > max_features:
+            frequency = np.bincount(entry_term, weights=counts.astype(np.float64), minlength=len(self.names))
+            keep = (-frequency[sorted_terms][mask]).argsort()[:max_features]
+            limited = np.zeros(len(mask), dtype=bool)
+            limited[np.flatnonzero(mask)[keep]] = True
+            mask = limited
+        if not mask.any():
+            raise ValueError("After pruning, no terms remain. Try a lower min_df or a higher max_df.")
+        features = sorted_terms[mask]
+        column = np.full(len(self.names), -1, dtype=np.int64)
+        column[features] = np.arange(len(features))
+        idf = np.full(len(features), len(rows) + 1, dtype=np.float64)
+        idf /= df[mask].astype(np.float64) + 1.0
+        np.log(idf, out=idf)
+        idf += 1.0
+        vocabulary = Vocabulary(ngram_max, features, column, idf, sublinear_tf)
+        kept = column[entry_term] >= 0
+        return vocabulary, _weighted(
+            vocabulary, entry_doc[kept], column[entry_term[kept]], counts[kept], len(rows)
+        )
+
+    def matrix(self, vocabulary: Vocabulary, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The matrix of ``rows`` (data, indices, indptr) in ``vocabulary``, as
+        ``TfidfVectorizer.transform`` makes it (each row's columns ascending)."""
+        terms, doc = self._terms(rows, vocabulary.ngram_max)
+        column = _columns(vocabulary, terms)
+        known = column >= 0
+        n_columns = len(vocabulary.terms)
+        keys, counts = np.unique(doc[known] * n_columns + column[known], return_counts=True)
+        entry_doc, entry_column = np.divmod(keys, n_columns)
+        return _weighted(vocabulary, entry_doc, entry_column, counts, len(rows))
+
+    def known_words(self, vocabulary: Vocabulary, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`tagger.features.known_words` of ``rows`` with the features of ``vocabulary``."""
+        terms, doc = self._terms(rows, 1)
+        known = np.bincount(doc[_columns(vocabulary, terms) >= 0], minlength=len(rows))
+        return known, np.array([self._content[r] for r in rows.tolist()], dtype=np.int64)
+
+    def evidence(self, vocabulary: Vocabulary, rows: np.ndarray) -> np.ndarray:
+        """:func:`tagger.features.evidence` of ``rows`` with the features of ``vocabulary``."""
+        return evidence_from_counts(*self.known_words(vocabulary, rows))
+
+
+def _columns(vocabulary: Vocabulary, terms: np.ndarray) -> np.ndarray:
+    """The column of each term number (-1: not a feature, or a term first seen after the
+    vocabulary was fitted)."""
+    column = vocabulary.column
+    inside = terms < len(column)
+    return np.where(inside, column[np.where(inside, terms, 0)], -1)
+
+
+def _weighted(
+    vocabulary: Vocabulary, doc: np.ndarray, column: np.ndarray, counts: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """TF-IDF values of the entries (in row order), each row l2-normed, as scikit-learn's
+    ``TfidfTransformer`` computes them."""
+    data = counts.astype(np.float64)
+    if vocabulary.sublinear_tf:
+        np.log(data, out=data)
+        data += 1.0
+    data *= vocabulary.idf[column]
+    norms = np.sqrt(np.bincount(doc, weights=data * data, minlength=n))
+    data /= norms[doc]  # (a row without entries has no entry to divide)
+    indptr = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(np.bincount(doc, minlength=n), out=indptr[1:])
+    return data, column.astype(np.int32), indptr
