@@ -299,7 +299,9 @@ def main() -> None:
     for text in options.plan:
         from tagger.plan import Plan
 
-        values = {name: plan_value(name, value) for name, value in (item.split("=") for item in text.split(","))}
+        values = {
+            name: plan_value(name, value) for name, value in (item.split("=") for item in text.split(","))
+        }
         models.append(
             (f"+ labels of the other years, plan {text}", held_out_by_year(rows, plan=Plan(**values)))
         )
