@@ -52,6 +52,7 @@ class Corpus:
         self._ids: list[np.ndarray] = []  # per row: its terms' numbers (single words first)
         self._single: list[int] = []  # per row: how many of them are single words
         self._content: list[int] = []  # per row: its words that are not stop words
+        self._rank = np.zeros(0, dtype=np.int64)  # per term number: its place among the sorted names
 
     def rows(self, texts: Sequence[str]) -> np.ndarray:
         """The row of each text, analysing the texts not seen before."""
@@ -75,6 +76,15 @@ class Corpus:
             number = self._term[term] = len(self.names)
             self.names.append(term)
         return number
+
+    def ranks(self) -> np.ndarray:
+        """Each term number's place among the terms sorted (scikit-learn's column order),
+        sorted once for every term seen so far."""
+        if len(self._rank) != len(self.names):
+            order = sorted(range(len(self.names)), key=self.names.__getitem__)
+            self._rank = np.empty(len(order), dtype=np.int64)
+            self._rank[order] = np.arange(len(order))
+        return self._rank
 
     def _terms(self, rows: np.ndarray, ngram_max: int) -> tuple[np.ndarray, np.ndarray]:
         """Per term of each of ``rows``, in order: its number and its row's position in
@@ -102,8 +112,7 @@ class Corpus:
         keys, counts = np.unique(doc * len(present) + appearance[terms], return_counts=True)
         entry_doc, entry_appearance = np.divmod(keys, len(present))
         entry_term = by_appearance[entry_appearance]
-        in_order = sorted(present.tolist(), key=self.names.__getitem__)  # scikit-learn's columns
-        sorted_terms = np.array(in_order, dtype=np.int64)
+        sorted_terms = present[np.argsort(self.ranks()[present])]  # scikit-learn's column order
         df = np.bincount(entry_term, minlength=len(self.names))[sorted_terms]
         mask = df >= min_df
         if max_features is not None and mask.sum() > max_features:

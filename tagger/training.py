@@ -239,6 +239,7 @@ def _run_folds(
         from .selftraining import pile_texts
 
         corpus.rows(pile_texts(training_set, list(training_set.pile)))
+    corpus.ranks()  # (sorted once here, not in each worker)
     return run_all(_fold_task, _Folds(training_set, corpus), tasks, jobs, meanwhile=meanwhile)
 
 
