@@ -196,6 +196,9 @@ def main() -> None:
     parser.add_argument("--abstracts", type=Path, help="the development abstracts (JSON lines)")
     parser.add_argument("--mapping", type=Path, help="their categories -> areas (default: ours)")
     parser.add_argument("--full-search", action="store_true", help="also the search without halving")
+    parser.add_argument(
+        "--project", action="store_true", help="8: training on the repository's own labels (labels/, seeds/)"
+    )
     args = parser.parse_args()
     checks: list[tuple[str, float, str, float]] = []  # (figure, value, comparison, target)
 
@@ -310,6 +313,9 @@ def main() -> None:
             make_pipeline(TfidfVectorizer(), LogisticRegression()).fit(data.texts, data.labels)
             row(f"{size:,} labelled abstracts (s)", ours, time.perf_counter() - start, "s", "lower")
 
+    if args.project:
+        project_training(args, work, checks)
+
     if args.abstracts:
         real_training(args, work, library, checks)
         loop_retrain(args, work, checks)
@@ -380,6 +386,68 @@ def real_training(args, work: Path, library, checks: list) -> None:
             for point in selection.grid:
                 print(f"       {point}")
             checks.append((f"full search's macro-F1 - chosen's, {name}", full_f1 - chosen_f1, "<=", 0.01))
+
+
+def project_training(args, work: Path, checks: list) -> None:
+    """8: ``tagger train --search`` on the repository's labels (a new process: imports, the
+    search, calibration, the final fit, saving), against one plain fit of the same texts;
+    ``tagger train`` keeping the settings the search chose; and the labelling page's retrain
+    (in a process that runs other threads, as the page's server does), interleaved runs."""
+    import shutil
+    import threading
+
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    from tagger.fitting import FIT_MODULES
+    from tagger.labels import load_training_set
+    from tagger.workers import warm_up
+
+    training_set = load_training_set(ROOT / "labels", [ROOT / "seeds"])
+    folder = work / "project-model"
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(ROOT / "models", folder)
+    python = sys.executable
+    search = [python, "-m", "tagger", "train", "--search", "--model", str(folder)]
+    keep = [python, "-m", "tagger", "train", "--model", str(folder)]
+    warm_up(["tagger.training", *FIT_MODULES])  # as the labelling page does when it starts
+    server = threading.Event()
+    threading.Thread(target=server.wait, daemon=True).start()  # a thread, as the page's server
+    searches, plains, keeps, pages = [], [], [], []
+    for _ in range(args.repeats):
+        start = time.perf_counter()
+        subprocess.run(search, check=True, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        searches.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        make_pipeline(TfidfVectorizer(), LogisticRegression()).fit(
+            list(training_set.texts), list(training_set.labels)
+        )
+        plains.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        subprocess.run(keep, check=True, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        keeps.append(time.perf_counter() - start)
+        retraining = threading.Thread(target=_timed_retrain, args=(training_set, folder, pages))
+        retraining.start()
+        retraining.join()
+    server.set()
+    search_time, plain_time = statistics.median(searches), statistics.median(plains)
+    print(f"8. training on the repository's {len(training_set.labels):,} labels (medians of {args.repeats})")
+    row("tagger train --search / one plain fit (s)", search_time, plain_time, "s", "lower")
+    print(f"     tagger train keeping the settings: {statistics.median(keeps):.1f} s")
+    print(f"     the labelling page's retrain: {statistics.median(pages):.1f} s")
+    checks.append(("tagger train --search on the project's labels (s)", search_time, "<=", 15.0))
+    checks.append(("tagger train --search, in plain fits", search_time / plain_time, "<=", 25.0))
+    checks.append(("the labelling page's retrain, settings kept (s)", statistics.median(pages), "<=", 5.0))
+
+
+def _timed_retrain(training_set, folder: Path, times: list[float]) -> None:
+    """The labelling page's retrain (tagger.retraining.retrain), its time added to ``times``."""
+    from tagger.retraining import retrain
+
+    start = time.perf_counter()
+    retrain(training_set, folder, list(training_set.texts[:200]))
+    times.append(time.perf_counter() - start)
 
 
 def loop_retrain(args, work: Path, checks: list) -> None:
