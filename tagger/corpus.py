@@ -54,6 +54,26 @@ class Corpus:
         self._content: list[int] = []  # per row: its words that are not stop words
         self._rank = np.zeros(0, dtype=np.int64)  # per term number: its place among the sorted names
 
+    def __getstate__(self) -> dict:
+        """Compact, for worker processes: every row's term numbers in one array."""
+        lengths = np.fromiter(map(len, self._ids), np.int64, len(self._ids))
+        return {
+            "texts": list(self._row),
+            "names": self.names,
+            "ids": np.concatenate(self._ids) if self._ids else np.zeros(0, np.int64),
+            "lengths": lengths,
+            "single": self._single,
+            "content": self._content,
+            "rank": self._rank,
+        }
+
+    def __setstate__(self, state: dict) -> None:
+        self._row = {text: row for row, text in enumerate(state["texts"])}
+        self.names = state["names"]
+        self._term = {name: number for number, name in enumerate(self.names)}
+        self._ids = np.split(state["ids"], np.cumsum(state["lengths"])[:-1]) if len(state["lengths"]) else []
+        self._single, self._content, self._rank = state["single"], state["content"], state["rank"]
+
     def rows(self, texts: Sequence[str]) -> np.ndarray:
         """The row of each text, analysing the texts not seen before."""
         rows = np.empty(len(texts), dtype=np.int64)

@@ -223,9 +223,9 @@ class TfidfFeatures:
         self.sublinear_tf = sublinear_tf
         if analyzer.ngram_max < 2 and (pair := next((term for term in vocabulary if " " in term), None)):
             raise ValueError(f"the term {pair!r} is not one this analyser makes")
-        # scikit-learn's vocabulary is sorted: a few words (one abstract) are found by binary
-        # search, and the tables of every word and pair (a third of a second to build for
-        # 100,000 terms) are built for the first large batch only.
+        # scikit-learn's vocabulary is sorted: a few words (an abstract, a few hundred) are
+        # found by binary search, and the tables of every word and pair (a third of a second
+        # to build for 100,000 terms) are built for the first batch that pays for them.
         self._sorted = all(map(operator.lt, vocabulary, itertools.islice(vocabulary, 1, None)))
         self._tables: _Lookup | None = None
 
@@ -234,6 +234,16 @@ class TfidfFeatures:
         if self._tables is None:
             self._tables = _Lookup(self.vocabulary, self.analyzer)
         return self._tables
+
+    def _searching(self, texts: Sequence[str]) -> bool:
+        """Whether the words of ``texts`` are found by binary search: while the tables are not
+        built, for texts too short to pay for building them (fewer than SEARCH_CHARS
+        characters in all for each term of the vocabulary: a few hundred abstracts)."""
+        return (
+            self._tables is None
+            and self._sorted
+            and sum(map(len, texts)) < SEARCH_CHARS * len(self.vocabulary)
+        )
 
     def _searched(self, word: str) -> int:
         """A word's feature (or STOP, or NOT_A_TERM), found by binary search."""
@@ -302,10 +312,11 @@ class TfidfFeatures:
     def _word_features(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Per word of ``texts``, in order: its feature (or :data:`STOP`, or
         :data:`NOT_A_TERM`) and the index of its text."""
-        if len(texts) >= LARGE_BATCH and (found := self._arrow_features(texts)) is not None:
+        searching = self._searching(texts)
+        if not searching and len(texts) >= LARGE_BATCH and (found := self._arrow_features(texts)) is not None:
             return found
         spaced = [_spaced_words(text) for text in texts]
-        if self._tables is None and self._sorted and len(texts) < LARGE_BATCH:
+        if searching:
             feature_of = self._searched
         else:
             get, feature_of = self._lookup().word_feature.get, None
@@ -355,25 +366,31 @@ class _Lookup:
     def __init__(self, vocabulary: Sequence[str], analyzer: TextAnalyzer) -> None:
         n = len(vocabulary)
         self.word_feature: dict[str, int] = dict.fromkeys(STOP_WORDS, STOP)
-        pairs: list[tuple[int, int]] = []
-        for feature, term in enumerate(vocabulary):
-            if " " not in term:
-                self.word_feature[term] = feature
-        for feature, term in enumerate(vocabulary):
-            if " " in term:
-                first, _, second = term.partition(" ")
-                known = first in self.word_feature and second in self.word_feature
-                if analyzer.ngram_max < 2 or not known:
-                    raise ValueError(f"the term {term!r} is not one this analyser makes")
-                pairs.append((self.word_feature[first] * n + self.word_feature[second], feature))
-        pairs.sort()
+        self.word_feature.update(
+            (term, feature) for feature, term in enumerate(vocabulary) if " " not in term
+        )
+        pairs = [(feature, term) for feature, term in enumerate(vocabulary) if " " in term]
+        words = [term.split(" ") for _, term in pairs]
+        if pairs and (analyzer.ngram_max < 2 or any(len(w) != 2 for w in words)):
+            raise ValueError(f"the term {pairs[0][1]!r} is not one this analyser makes")
+        known = self.word_feature.get
+        firsts = np.fromiter((known(w[0], NOT_A_TERM) for w in words), np.int64, len(words))
+        seconds = np.fromiter((known(w[1], NOT_A_TERM) for w in words), np.int64, len(words))
+        if len(pairs) and (bad := np.flatnonzero((firsts < 0) | (seconds < 0))).size:
+            raise ValueError(f"the term {pairs[bad[0]][1]!r} is not one this analyser makes")
+        keys = firsts * n + seconds
+        order = np.argsort(keys, kind="stable")
         self.arrow_lookup = None  # pyarrow's table of known words: made on first use
         # Feature (or STOP) of each known word in the table's order, then NOT_A_TERM for the
         # index -1 that stands for a word the table does not hold.
         self.arrow_features_of = np.append(np.array(list(self.word_feature.values()), np.int64), NOT_A_TERM)
-        self.pair_keys = np.array([key for key, _ in pairs], dtype=np.int64)
-        self.pair_features = np.array([feature for _, feature in pairs], dtype=np.int64)
+        self.pair_keys = keys[order]
+        self.pair_features = np.fromiter((feature for feature, _ in pairs), np.int64, len(pairs))[order]
 
+
+# Texts of fewer characters than this for each term of a model's vocabulary are looked up by
+# binary search: building the tables costs about as much as searching that many.
+SEARCH_CHARS = 4
 
 # A batch of this many texts or more is large: its words are split and looked up by pyarrow
 # (if installed), and its matrix multiplied by scipy; a smaller one imports neither.

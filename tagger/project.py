@@ -329,15 +329,17 @@ class Project:
         pile = [a.document for a in read_abstracts(unlabelled)] if unlabelled else None
         return self.training_set(), pile, previous_model(previous_from) if previous_from else None
 
-    def retrain(self, texts: list[str], *, unlabelled=None, search: bool = False, training_set=None):
+    def retrain(
+        self, texts: list[str], *, unlabelled=None, search: bool = False, training_set=None, corpus=None
+    ):
         """Train on the labels (``training_set``: read already), save into :attr:`save_to`,
         and compare with the model there (see :func:`tagger.retraining.retrain`); ``texts``:
-        abstracts to count changes on."""
+        abstracts to count changes on; ``corpus``: the texts the last retrain analysed."""
         from .retraining import retrain
 
         if training_set is None:
             training_set = self.training_set()
-        return retrain(training_set, self.save_to, texts, unlabelled=unlabelled, search=search)
+        return retrain(training_set, self.save_to, texts, unlabelled=unlabelled, search=search, corpus=corpus)
 
 
 def _refuse_other_areas(model, labels: dict[str, str], data: str) -> None:

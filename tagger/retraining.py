@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass
 
 from . import training
+from .corpus import Corpus
 from .errors import TaggerError
 from .evaluate import compare
 from .labels import TrainingSet
@@ -51,15 +52,19 @@ def retrain(
     unlabelled: list[str] | None = None,
     search: bool = False,
     plan: Plan = PLAN,
+    corpus: Corpus | None = None,
 ) -> Retrained:
     """Train on ``training_set`` (with the pile ``unlabelled``), keeping the settings the
     model in ``folder`` chose unless ``search``; save the new model there; compare it with
     the old one, on its figures and on how many of ``texts`` change area. ``plan``: how the
-    settings are chosen (:class:`tagger.plan.Plan`)."""
+    settings are chosen (:class:`tagger.plan.Plan`); ``corpus``: the texts analysed by the
+    last retrain (see :func:`tagger.training.train`)."""
     previous = previous_model(folder)
     reuse = previous.card if previous is not None and not search else None
     since = previous.card if previous else None
-    model = training.train(training_set, unlabelled=unlabelled, previous=reuse, since=since, plan=plan)
+    model = training.train(
+        training_set, unlabelled=unlabelled, previous=reuse, since=since, plan=plan, corpus=corpus
+    )
     model.save(folder)
     old_areas = (
         [p.area for p in previous.predict(texts)] if previous and previous.areas == model.areas else []

@@ -704,6 +704,7 @@ def train(
     previous: ModelCard | None = None,
     since: ModelCard | None = None,
     plan: Plan = PLAN,
+    corpus: Corpus | None = None,
 ) -> Model:
     """Fit a model on ``training_set``, calibrated by cross-validation, with its card.
     Without ``settings``, they are the defaults, or chosen by cross-validation when there
@@ -713,8 +714,9 @@ def train(
     ``previous``: the card of the model this one replaces, whose chosen settings are kept
     while the labels changed little (:func:`reusable_settings`). ``since``: the card of the
     model this one replaces, to say how the new model does on the labels new since then
-    (:class:`NewLabels` in the card's evaluation)."""
-    corpus = Corpus()
+    (:class:`NewLabels` in the card's evaluation). ``corpus``: where the texts are analysed,
+    kept between retrains (the labelling page's) so that each text is analysed once."""
+    corpus = corpus if corpus is not None else Corpus()
     final: dict[str, Any] = {}
 
     def fit_final(learnt: TrainingSet, chosen: TrainingSettings) -> None:

@@ -142,18 +142,19 @@ def test_a_large_batch_has_the_numbers_of_each_text_alone_and_of_scikit_learn(sh
 @settings(max_examples=40, deadline=None)
 @given(st.lists(hostile_text, min_size=1, max_size=5))
 def test_a_few_texts_found_by_binary_search_have_the_numbers_of_the_lookup_tables(shipped, texts):
-    """A new model tags its first abstracts without building its lookup tables (a third of
-    a second: a cold start's largest cost), finding each word and pair in the sorted
-    vocabulary instead: the same rows, bit for bit, as once the tables are built."""
+    """A new model tags its first abstracts (up to a few hundred) without building its lookup
+    tables (a third of a second: a cold start's largest cost), finding each word and pair in
+    the sorted vocabulary instead: the same rows, bit for bit, as once the tables are built."""
     from tagger.features import TfidfFeatures
 
-    texts = [*texts, "reinforcement learning for robot manipulation", "graph neural network"]
+    texts = [*texts, "reinforcement learning for robot manipulation", "graph neural network"] * 40  # (> 64)
     features = shipped.features
     fresh = TfidfFeatures(features.analyzer, features.vocabulary, features.idf, features.sublinear_tf)
     searched, searched_evidence = fresh.transform_with_evidence(texts)
     assert fresh._tables is None  # found by binary search
     fresh._lookup()
     tabled, tabled_evidence = fresh.transform_with_evidence(texts)
+    assert len(texts) >= LARGE_BATCH
     for got, expected in zip(searched[:3], tabled[:3]):
         assert got.tolist() == expected.tolist()
     assert searched_evidence.tolist() == tabled_evidence.tolist()

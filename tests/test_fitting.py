@@ -203,3 +203,30 @@ def test_training_on_the_corpus_gives_the_model_of_scikit_learn_s_vectoriser(tra
         plain = _classifier(settings_).fit(vectorizer.fit_transform(texts), areas, sample_weight=weights)
     assert fitted.vocabulary.mapping(fitted.corpus.names) == vectorizer.vocabulary_
     assert fitted.classifier.coef_.tolist() == plain.coef_.tolist()
+
+
+@settings(max_examples=30, deadline=None)
+@given(before=corpus_texts, after=corpus_texts)
+def test_a_corpus_sent_to_a_worker_makes_the_same_matrices(before, after):
+    """A corpus travels to the training workers pickled (compact: one array of term numbers):
+    the copy gives the same rows and matrices, and goes on analysing new texts."""
+    import pickle
+
+    from tagger.corpus import Corpus
+
+    corpus = Corpus()
+    rows = corpus.rows(before)
+    copy = pickle.loads(pickle.dumps(corpus))
+    assert copy.rows(before).tolist() == rows.tolist()
+    for ours in (corpus, copy):
+        ours.rows(after)
+    assert copy.names == corpus.names
+    try:
+        expected = corpus.fit(corpus.rows(before + after), 2, True, 1, None)
+    except ValueError:
+        with pytest.raises(ValueError):
+            copy.fit(copy.rows(before + after), 2, True, 1, None)
+        return
+    got = copy.fit(copy.rows(before + after), 2, True, 1, None)
+    assert [a.tolist() for a in got[1]] == [a.tolist() for a in expected[1]]
+    assert pickle.loads(pickle.dumps(Corpus())).rows(["x y"]).tolist() == [0]

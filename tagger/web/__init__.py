@@ -197,6 +197,7 @@ def labelling_app(
     (:class:`tagger.project.Project`: its labels, saved where it saves), and the report of
     ``pile`` (the first :data:`PILE_COMPARED` abstracts of the pile:
     :class:`tagger.reading.Abstract`)."""
+    from ..corpus import Corpus
     from ..evaluate import figure_text
     from ..fitting import FIT_MODULES
     from ..report import build, overview_of
@@ -207,9 +208,10 @@ def labelling_app(
     # The retrain runs from a thread, which cannot fork workers safely: a fork server, started
     # now with training's imports made, forks them in milliseconds when the button is pressed.
     warm_up(["tagger.training", *FIT_MODULES])
+    analysed = Corpus()  # each labelled text analysed once in the session, for every retrain
 
     def retrain_now() -> tuple[Model, dict]:
-        done = project.retrain([a.document for a in sample])
+        done = project.retrain([a.document for a in sample], corpus=analysed)
         compared = done.comparison
         figures = [
             {"figure": name.replace("_", "-"), "before": figure_text(compared["before"][name]),
