@@ -448,3 +448,62 @@ def test_a_training_worker_says_what_went_wrong_as_training():
         run_all(_refuse, 10, [0, 2], jobs=2)
     assert "a training worker process ran out of memory (Unable to allocate 31.9 GiB" in str(error.value)
     assert "--jobs" not in str(error.value) and "tagging" not in str(error.value)
+
+
+def _pid_after(payload, seconds):
+    import os
+    import time
+
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def test_a_slow_task_does_not_hold_up_the_tasks_behind_it():
+    """Training's tasks are of unequal cost (a chain of word-pair fits, a single-word fit):
+    each worker gets the next task when it answers, so while one works on a slow task the
+    other takes every quick one; answers come in task order, and this process's own work
+    (the final fit) runs meanwhile."""
+    import os
+
+    from tagger.workers import run_all
+
+    here: list[int] = []
+    pids = run_all(
+        _pid_after,
+        None,
+        [1.5, 0.01, 0.01, 0.01, 0.01, 0.01],
+        jobs=2,
+        meanwhile=lambda: here.append(os.getpid()),
+    )
+    assert here == [os.getpid()] and os.getpid() not in pids
+    assert len(set(pids[1:])) == 1 and pids[0] != pids[1]  # the quick ones never waited behind the slow one
+
+
+def test_workers_started_beside_other_threads_come_from_a_fork_server():
+    """From a thread (the labelling page's retrain) workers cannot be forked safely: a fork
+    server, started clean and warmed with training's imports when the page starts, forks
+    them in milliseconds instead of spawning interpreters that import scikit-learn."""
+    import multiprocessing
+
+    from tagger import workers
+
+    workers.warm_up(["tagger.training"])
+    methods: list[str] = []
+    original = workers.Pool.start
+
+    def start(payload, size, **options):
+        pool = original(payload, size, **options)
+        methods.extend(worker.process._start_method for worker in pool.workers)
+        return pool
+
+    answers: list = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(workers.Pool, "start", staticmethod(start))
+        thread = threading.Thread(
+            target=lambda: answers.extend(workers.run_all(_pid_after, None, [0, 0], jobs=2))
+        )
+        thread.start()
+        thread.join()
+    assert len(answers) == 2
+    expected = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    assert methods == [expected, expected]
