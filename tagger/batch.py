@@ -6,10 +6,10 @@ the input, writes the output, and tags a chunk itself whenever the next result i
 yet, so every core stays busy without a process to spare. The pool starts only when the
 input holds more than two chunks, so a small run never pays for it. Workers are forked where
 that is safe (Linux, no other thread running: the command line), holding the model and every
-import from the start; elsewhere they are spawned and receive the model once, when they start,
-never per chunk (``workers.Pool``: our own processes, one pipe each). Every abstract is
-tagged by the same arithmetic whichever process tags it, so the output does not depend on
-``jobs``.
+import from the start; elsewhere they come from a fork server (or are spawned) and receive the
+model once, when they start, never per chunk (``workers.Pool``: our own processes, one pipe
+each). Every abstract is tagged by the same arithmetic whichever process tags it, so the
+output does not depend on ``jobs``.
 """
 
 from __future__ import annotations
@@ -90,8 +90,8 @@ def _in_parallel(
             window.append([chunk, model.predict_proba([a.document for a in chunk])])
             pool = Pool.start(model, jobs - 1, fork=True)
         else:
-            # A spawned worker takes half a second to start and read the model: a thread
-            # starts the pool while this process tags the first chunks.
+            # A worker that is not forked here takes half a second to start and read the
+            # model: a thread starts the pool while this process tags the first chunks.
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(1) as starter:

@@ -1,6 +1,8 @@
 """A small pool of worker processes of our own, each holding one payload (the model, or a
 training set): one duplex pipe per worker, a task in (a chunk of texts, a fold), its answer out
-(``work(payload, task)``: probabilities, a fold's scores), answers in the order tasks went in.
+(``work(payload, task)``: probabilities, a fold's scores), answers in the order tasks went in
+(``map`` hands each worker its next task as soon as it answers, so tasks of unequal cost keep
+every worker busy).
 
 Nothing here belongs to an executor: no manager thread in this process, no shared queue that a
 killed worker could leave half written. Stopping is plain: kill the workers (when their work
@@ -10,7 +12,9 @@ parent dies (however it dies) ends too.
 
 Workers are forked on Linux when no other thread runs in this process (they start in
 milliseconds with the model and every import in memory, and are killed by the kernel when the
-thread that forked them ends); elsewhere they are spawned and receive the model when they
+thread that forked them ends); beside other threads (a notebook, the labelling page's retrain)
+a fork server forks them (:func:`warm_up` starts it early, with imports made), and where there
+is none (macOS, Windows) they are spawned; either way they receive the payload when they
 start.
 """
 
@@ -67,7 +71,8 @@ class Pool:
     def start(
         cls, payload, size: int, *, fork: bool, work: Callable | None = None, job: str = "tagging"
     ) -> Pool:
-        """``size`` workers holding ``payload``, forked or spawned, started now, each
+        """``size`` workers holding ``payload``, forked (or from the fork server, or spawned:
+        see the module's docstring), started now, each
         answering a task with ``work(payload, task)`` (a module-level function; by default
         the calibrated probabilities of a model's texts). ``job``: what they do, for errors."""
         work = work or probabilities
