@@ -49,20 +49,19 @@ class Corpus:
         self._row: dict[str, int] = {}  # text -> row
         self._term: dict[str, int] = {}  # term -> number
         self.names: list[str] = []  # number -> term
-        self._ids: list[np.ndarray] = []  # per row: its terms' numbers (single words first)
-        self._single: list[int] = []  # per row: how many of them are single words
+        self._flat: list[int] = []  # every row's terms' numbers (single words first), row after row
+        self._starts: list[int] = [0]  # where each row's start in _flat, and the end
+        self._single: list[int] = []  # per row: how many of its terms are single words
         self._content: list[int] = []  # per row: its words that are not stop words
         self._rank = np.zeros(0, dtype=np.int64)  # per term number: its place among the sorted names
+        self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # _flat, _starts, _single
 
     def __getstate__(self) -> dict:
-        """Compact, for worker processes: every row's term numbers in one array."""
-        lengths = np.fromiter(map(len, self._ids), np.int64, len(self._ids))
+        """Compact, for worker processes: the numbers as arrays."""
         return {
             "texts": list(self._row),
             "names": self.names,
-            "ids": np.concatenate(self._ids) if self._ids else np.zeros(0, np.int64),
-            "lengths": lengths,
-            "single": self._single,
+            "arrays": self._numbers(),
             "content": self._content,
             "rank": self._rank,
         }
@@ -71,8 +70,10 @@ class Corpus:
         self._row = {text: row for row, text in enumerate(state["texts"])}
         self.names = state["names"]
         self._term = {name: number for number, name in enumerate(self.names)}
-        self._ids = np.split(state["ids"], np.cumsum(state["lengths"])[:-1]) if len(state["lengths"]) else []
-        self._single, self._content, self._rank = state["single"], state["content"], state["rank"]
+        self._arrays = state["arrays"]
+        flat, starts, single = self._arrays
+        self._flat, self._starts, self._single = flat.tolist(), starts.tolist(), single.tolist()
+        self._content, self._rank = state["content"], state["rank"]
 
     def rows(self, texts: Sequence[str]) -> np.ndarray:
         """The row of each text, analysing the texts not seen before."""
@@ -80,15 +81,25 @@ class Corpus:
         for k, text in enumerate(texts):
             row = self._row.get(text)
             if row is None:
-                row = self._row[text] = len(self._ids)
+                row = self._row[text] = len(self._single)
                 analysis = _PAIRS.analyse(text)
-                self._ids.append(
-                    np.fromiter(map(self._number, analysis.terms), np.int64, len(analysis.terms))
-                )
+                self._flat.extend(map(self._number, analysis.terms))
+                self._starts.append(len(self._flat))
                 self._single.append(analysis.single)
                 self._content.append(analysis.content_words)
+                self._arrays = None
             rows[k] = row
         return rows
+
+    def _numbers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The terms' numbers, where each row starts, and its single words, as arrays."""
+        if self._arrays is None:
+            self._arrays = (
+                np.array(self._flat, dtype=np.int64),
+                np.array(self._starts, dtype=np.int64),
+                np.array(self._single, dtype=np.int64),
+            )
+        return self._arrays
 
     def _number(self, term: str) -> int:
         number = self._term.get(term)
@@ -109,9 +120,12 @@ class Corpus:
     def _terms(self, rows: np.ndarray, ngram_max: int) -> tuple[np.ndarray, np.ndarray]:
         """Per term of each of ``rows``, in order: its number and its row's position in
         ``rows``."""
-        ends = [len(self._ids[r]) if ngram_max == 2 else self._single[r] for r in rows.tolist()]
-        parts = [self._ids[r][:end] for r, end in zip(rows.tolist(), ends)]
-        return np.concatenate(parts or [np.zeros(0, np.int64)]), np.repeat(np.arange(len(rows)), ends)
+        flat, starts, single = self._numbers()
+        begin = starts[rows]
+        lengths = starts[rows + 1] - begin if ngram_max == 2 else single[rows]
+        doc = np.repeat(np.arange(len(rows)), lengths)
+        first = np.cumsum(lengths) - lengths  # where each row's terms start in the result
+        return flat[np.arange(len(doc)) - first[doc] + begin[doc]], doc
 
     def fit(
         self, rows: np.ndarray, ngram_max: int, sublinear_tf: bool, min_df: int, max_features: int | None
