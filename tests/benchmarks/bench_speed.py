@@ -38,9 +38,16 @@ next to the plain pipeline's.
    searched settings; once on our areas, once on the first 1,000 abstracts' conference
    categories.
 
-The last lines check the issue's targets: batch >= 3x, per core >= 1.8x, cold start <= 0.35x
-the scikit-learn import, training on the real labelled abstracts <= 10x a plain fit, the
-labelling loop's retrain <= 10 s.
+8. with ``--project``: ``tagger train --search`` on the repository's labels against one plain
+   fit of the same texts, ``tagger train`` keeping the settings, and the labelling page's
+   retrain (from a thread, beside another), interleaved.
+
+The batch commands (tagger on all cores and on one, the plain script, and fastText's Python
+module when installed: ``pip install fasttext-wheel``) run in turn, round after round, and each
+figure is the median of its rounds. The last lines check the targets: batch >= 5x the plain
+script and >= 2.5x on one process, cold start <= 0.10 of the scikit-learn import, training on
+the real labelled abstracts <= 10x a plain fit, the labelling loop's retrain <= 10 s, on the
+project's labels ``train --search`` <= 15 s and <= 25 plain fits, the page's retrain <= 5 s.
 """
 
 from __future__ import annotations
@@ -73,6 +80,54 @@ with open(sys.argv[2], encoding="utf-8") as lines, open(sys.argv[3], "w", newlin
             best = row.argmax()
             writer.writerow([classes[best], round(float(row[best]), 4)])
 """
+
+
+# fastText's Python module (the fasttext-wheel package), trained on the same labelled abstracts
+# with the settings its tutorial suggests for text classification, read and written like the
+# plain script. Its own predict() fails under numpy 2 (np.array(..., copy=False)): the script
+# calls the binding under it, as predict() does.
+FASTTEXT_SCRIPT = """
+import csv, itertools, json, sys, fasttext
+model = fasttext.load_model(sys.argv[1])
+with open(sys.argv[2], encoding="utf-8") as lines, open(sys.argv[3], "w", newline="") as out:
+    writer = csv.writer(out)
+    writer.writerow(["area", "confidence"])
+    while chunk := list(itertools.islice(lines, 2000)):
+        texts = [" ".join(json.loads(line)["abstract"].split()) for line in chunk]
+        labels, probabilities = model.f.multilinePredict(texts, 1, 0.0, "strict")
+        for label, probability in zip(labels, probabilities):
+            writer.writerow([label[0].removeprefix("__label__"), round(float(probability[0]), 4)])
+"""
+
+
+def fasttext_model(folder: Path) -> Path | None:
+    """fastText trained on the repository's labelled abstracts (None when not installed)."""
+    try:
+        import fasttext
+    except ImportError:
+        return None
+    from tagger.labels import load_training_set
+
+    training_set = load_training_set(ROOT / "labels", [ROOT / "seeds"])
+    data = folder / "fasttext-train.txt"
+    with open(data, "w", encoding="utf-8") as stream:
+        for text, area in zip(training_set.texts, training_set.labels):
+            stream.write(f"__label__{area} {' '.join(text.split())}\n")
+    model = fasttext.train_supervised(str(data), epoch=25, wordNgrams=2, verbose=0)
+    path = folder / "fasttext.bin"
+    model.save_model(str(path))
+    return path
+
+
+def interleaved(commands: dict[str, list[str]], repeats: int) -> dict[str, float]:
+    """The median wall time of each command, the commands run in turn, ``repeats`` rounds."""
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(repeats):
+        for name, command in commands.items():
+            start = time.perf_counter()
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def seed_sentences() -> dict[str, list[str]]:
@@ -218,13 +273,28 @@ def main() -> None:
         corpus = write_corpus(work / f"corpus-{args.n}.jsonl", args.n)
     one = write_corpus(work / "one.jsonl", 1)
     megabytes = corpus.stat().st_size / 1e6
-    ours_time = timed([*tagger, str(corpus), "--output", str(work / "out.csv")], args.repeats)
-    plain_time = timed([*plain, str(corpus), str(work / "plain.csv")], args.repeats)
+    fasttext_path = fasttext_model(work)
+    batch = {
+        "tagger": [*tagger, str(corpus), "--output", str(work / "out.csv")],
+        "plain": [*plain, str(corpus), str(work / "plain.csv")],
+        "tagger --jobs 1": [*tagger, str(corpus), "--output", str(work / "out-1.csv"), "--jobs", "1"],
+    }
+    if fasttext_path is not None:
+        batch["fasttext"] = [
+            python,
+            "-c",
+            FASTTEXT_SCRIPT,
+            str(fasttext_path),
+            str(corpus),
+            str(work / "ft.csv"),
+        ]
+    medians = interleaved(batch, args.repeats)
+    ours_time, plain_time = medians["tagger"], medians["plain"]
     ours_start = timed([*tagger, str(one), "--output", str(work / "one.csv")], args.repeats * 3)
     plain_start = timed([*plain, str(one), str(work / "one-plain.csv")], args.repeats * 3)
     kind = "real" if args.abstracts else "synthetic"
     print(f"1. batch, {args.n:,} {kind} abstracts ({megabytes:.0f} MB)")
-    checks.append(("batch, end to end (ratio)", plain_time / ours_time, ">=", 3.0))
+    checks.append(("batch, end to end (ratio)", plain_time / ours_time, ">=", 5.0))
     row("end to end (abstracts/s)", args.n / ours_time, args.n / plain_time, "abstracts/s", "higher")
     row("end to end (MB/s)", megabytes / ours_time, megabytes / plain_time, "MB/s", "higher")
     row(
@@ -243,7 +313,7 @@ def main() -> None:
         "abstracts/s",
         "higher",
     )
-    single = timed([*tagger, str(corpus), "--output", str(work / "out-1.csv"), "--jobs", "1"], args.repeats)
+    single = medians["tagger --jobs 1"]
     row(
         "end to end, tagger on one process (--jobs 1)",
         args.n / single,
@@ -251,13 +321,23 @@ def main() -> None:
         "abstracts/s",
         "higher",
     )
-    checks.append(("per core: --jobs 1 against the plain pipeline (ratio)", plain_time / single, ">=", 1.8))
+    checks.append(("per core: --jobs 1 against the plain pipeline (ratio)", plain_time / single, ">=", 2.5))
+    if "fasttext" in medians:
+        row(
+            "end to end, fastText's Python module",
+            args.n / ours_time,
+            args.n / medians["fasttext"],
+            "abstracts/s",
+            "higher",
+        )
+    else:
+        print("  (fastText not installed: pip install fasttext-wheel to measure it beside)")
 
     imports = [python, "-c", "import sklearn.feature_extraction.text, sklearn.linear_model"]
     print("2. cold start")
     import_time = timed(imports, args.repeats * 3)
     row("new process, one abstract vs sklearn imports", ours_start, import_time, "s", "lower")
-    checks.append(("cold start / scikit-learn import", ours_start / import_time, "<=", 0.35))
+    checks.append(("cold start / scikit-learn import", ours_start / import_time, "<=", 0.10))
 
     print("3. warm latency of one abstract")
     import joblib
