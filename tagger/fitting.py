@@ -19,9 +19,6 @@ from .errors import LabelError
 from .labels import TrainingSet
 from .settings import TrainingSettings
 
-# What a fit imports when it runs (scikit-learn's import takes seconds: it is made when needed).
-FIT_MODULES = ("sklearn.linear_model", "sklearn.naive_bayes", "scipy.sparse", "threadpoolctl")
-
 
 class Documents(NamedTuple):
     """What the classifier is fitted on: texts, their areas, and each one's weight."""

@@ -508,3 +508,24 @@ def test_highlights_pair_words_as_the_model_does():
     marked = [(text[start:end], k) for start, end, k in runs]
     assert ("robot", 0) in marked and ("arm", 0) in marked
     assert all(word not in ("the", "grasp", "42") for word, _ in marked)
+
+
+def test_the_labelling_page_starts_without_importing_scikit_learn(tmp_path):
+    """Importing scikit-learn takes seconds; the page needs it for a retrain only, which runs
+    in workers of a fork server warmed in the background: the page's own process starts
+    without it."""
+    copy_project(tmp_path, ("labels", "seeds"))
+    script = (
+        "import sys\n"
+        "from tagger.labelstore import ProjectLabels\n"
+        "from tagger.model import load_model\n"
+        "from tagger.project import Project\n"
+        "from tagger.web import labelling_app\n"
+        f"folder = {str(tmp_path)!r}\n"
+        "store = ProjectLabels(folder + '/labels', folder + '/seeds')\n"
+        "labelling_app([], (), load_model(), Project(model_dir=folder + '/models'), store, [], 'pile')\n"
+        "print(sorted({name.split('.')[0] for name in sys.modules} & {'sklearn'}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -199,7 +199,6 @@ def labelling_app(
     :class:`tagger.reading.Abstract`)."""
     from ..corpus import Corpus
     from ..evaluate import figure_text
-    from ..fitting import FIT_MODULES
     from ..report import build, overview_of
     from ..workers import warm_up
 
@@ -207,7 +206,7 @@ def labelling_app(
     folder = project.save_to
     # The retrain runs from a thread, which cannot fork workers safely: a fork server, started
     # now with training's imports made, forks them in milliseconds when the button is pressed.
-    warm_up(["tagger.training", *FIT_MODULES])
+    warm_up()
     analysed = Corpus()  # each labelled text analysed once in the session, for every retrain
 
     def retrain_now() -> tuple[Model, dict]:

@@ -481,7 +481,6 @@ def project_training(args, work: Path, checks: list) -> None:
     from sklearn.pipeline import make_pipeline
 
     from tagger.corpus import Corpus
-    from tagger.fitting import FIT_MODULES
     from tagger.labels import load_training_set
     from tagger.workers import warm_up
 
@@ -492,7 +491,7 @@ def project_training(args, work: Path, checks: list) -> None:
     python = sys.executable
     search = [python, "-m", "tagger", "train", "--search", "--model", str(folder)]
     keep = [python, "-m", "tagger", "train", "--model", str(folder)]
-    warm_up(["tagger.training", *FIT_MODULES])  # as the labelling page does when it starts
+    warm_up()  # as the labelling page does when it starts
     server = threading.Event()
     threading.Thread(target=server.wait, daemon=True).start()  # a thread, as the page's server
     searches, plains, keeps, pages = [], [], [], []
