@@ -63,7 +63,7 @@ def self_train(
     texts = _unlabelled(training_set, pile)
     if not texts:  # every abstract of the pile is labelled: nothing to learn from
         return training_set, None
-    used = pile_texts(training_set, pile)
+    used = _sampled(texts)
     current = training_set
     previous: dict[str, str] = {}
     rounds = 0
@@ -106,7 +106,11 @@ def _unlabelled(training_set: TrainingSet, pile: list[str]) -> list[str]:
 def pile_texts(training_set: TrainingSet, pile: list[str]) -> list[str]:
     """The texts self-training learns from: the pile's unlabelled abstracts, sampled down to
     PILE_MAX (evenly, in order), each cut to TEXT_MAX characters."""
-    texts = _unlabelled(training_set, pile)
+    return _sampled(_unlabelled(training_set, pile))
+
+
+def _sampled(texts: list[str]) -> list[str]:
+    """Unlabelled texts sampled down to PILE_MAX (evenly, in order), each cut to TEXT_MAX."""
     if len(texts) > PILE_MAX:
         texts = [texts[i] for i in np.linspace(0, len(texts) - 1, PILE_MAX, dtype=int)]
     return [text[:TEXT_MAX] for text in texts]

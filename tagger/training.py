@@ -232,9 +232,8 @@ def _run_folds(
     n = len(training_set.labels)
     corpus.rows(training_set.texts)
     corpus.rows([area.document() for area in training_set.areas])
-    corpus.rows(
-        [short for i in range(0, n, -(-n // plan.probes_max)) for short in _cut_short(training_set.texts[i])]
-    )
+    probed = _probed(np.arange(n), n, plan.probes_max)  # (of every fold's held-out abstracts)
+    corpus.rows([short for i in probed for short in _cut_short(training_set.texts[i])])
     if training_set.pile:
         from .selftraining import pile_texts
 

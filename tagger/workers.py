@@ -116,10 +116,14 @@ class Pool:
         worker = min(self.workers, key=lambda w: w.pending)
         if worker.pending >= PENDING:
             return None
+        self._send(worker, task)
+        return worker
+
+    @staticmethod
+    def _send(worker: Worker, task) -> None:
         with contextlib.suppress(OSError):  # it died: reading its answer will say so
             worker.pipe.send(task)
         worker.pending += 1
-        return worker
 
     def answer(self, worker: Worker):
         """The answer to the oldest task sent to ``worker``, waiting for it."""
@@ -158,9 +162,7 @@ class Pool:
         while sent < len(tasks) or working:
             for worker in self.workers:
                 if worker not in working and sent < len(tasks):
-                    with contextlib.suppress(OSError):  # it died: reading its answer will say so
-                        worker.pipe.send(tasks[sent])
-                    worker.pending += 1
+                    self._send(worker, tasks[sent])
                     working[worker], sent = sent, sent + 1
             if meanwhile is not None:
                 meanwhile()
