@@ -3,7 +3,10 @@ chunk at a time, so that input of any size streams through in constant memory.
 
 With ``jobs`` above 1, ``jobs - 1`` worker processes tag chunks while this process reads
 the input, writes the output, and tags a chunk itself whenever the next result is not ready
-yet, so every core stays busy without a process to spare. The pool starts only when the
+yet, so every core stays busy without a process to spare. A large JSON-lines file comes in
+pieces (``tagger.reading.read_pieces``): a worker reads a piece (parses, cleans, makes ids)
+as well as tagging it, so that this process only cuts the file at line ends and writes; a
+piece's abstracts come back without their text, which the output does not hold. The pool starts only when the
 input holds more than two chunks, so a small run never pays for it. Workers are forked where
 that is safe (Linux, no other thread running: the command line), holding the model and every
 import from the start; elsewhere they come from a fork server (or are spawned) and receive the
@@ -26,7 +29,8 @@ import numpy as np
 from .errors import WorkerError
 from .model import Model
 from .prediction import Prediction, predictions
-from .reading import Abstract
+from .reading import Abstract, FileEnd, PieceTask
+from .reading.pieces import Piece, read_piece
 from .workers import Pool, Worker, can_fork
 
 CHUNK_SIZE = 500
@@ -40,18 +44,76 @@ def pool_running() -> bool:
 
 
 def tag_blocks(
-    abstracts: Iterable[Abstract], model: Model, *, jobs: int = 1, chunk_size: int = CHUNK_SIZE
+    abstracts: Iterable[Abstract | PieceTask | FileEnd],
+    model: Model,
+    *,
+    jobs: int = 1,
+    chunk_size: int = CHUNK_SIZE,
 ) -> Generator[tuple[list[Abstract], np.ndarray], None, None]:
     """(chunk of abstracts, their calibrated probabilities), chunk after chunk, in input
-    order, on ``jobs`` processes."""
-    chunks = chunked(abstracts, chunk_size)
-    first = list(itertools.islice(chunks, 3))
-    chunks = itertools.chain(first, chunks)
+    order, on ``jobs`` processes. ``abstracts`` may hold pieces of files, read where they are
+    tagged (``tagger.reading.read_pieces``: their abstracts come without their text)."""
+    units = _units(abstracts, chunk_size)
+    first = list(itertools.islice(units, 3))
+    units = itertools.chain(first, units)
     if jobs > 1 and len(first) == 3:
-        yield from _in_parallel(chunks, model, jobs)
+        yield from _in_parallel(units, model, jobs)
     else:
-        for chunk in chunks:
-            yield chunk, model.predict_proba([a.document for a in chunk])
+        for unit in units:
+            yield from _finished(unit, _here(model, unit))
+
+
+Unit = list[Abstract] | PieceTask | FileEnd  # what a process is handed at once
+
+
+def _units(items: Iterable[Abstract | PieceTask | FileEnd], size: int) -> Iterator[Unit]:
+    """Abstracts in lists of ``size`` (the last one shorter); a piece of a file, and a file's
+    end, each on its own."""
+    chunk: list[Abstract] = []
+    for item in items:
+        if isinstance(item, Abstract):
+            chunk.append(item)
+            if len(chunk) == size:
+                yield chunk
+                chunk = []
+            continue
+        if chunk:
+            yield chunk
+            chunk = []
+        yield item
+    if chunk:
+        yield chunk
+
+
+def tag_task(model: Model, task: list[str] | Piece):
+    """The work of a unit, wherever it is done (a worker, or here): the probabilities of a
+    chunk's texts, or a piece of a file read and its abstracts' probabilities."""
+    if isinstance(task, Piece):
+        read = read_piece(task)
+        probabilities = model.predict_proba([a.document for a in read.abstracts])
+        read.abstracts = [a._replace(text="") for a in read.abstracts]  # not sent back: unused
+        return read, probabilities
+    return model.predict_proba(task)
+
+
+def _task(unit: list[Abstract] | PieceTask):
+    return unit.piece if isinstance(unit, PieceTask) else [a.document for a in unit]
+
+
+def _here(model: Model, unit: Unit):
+    return None if isinstance(unit, FileEnd) else tag_task(model, _task(unit))
+
+
+def _finished(unit: Unit, answer) -> Iterator[tuple[list[Abstract], np.ndarray]]:
+    """A unit's chunk of abstracts and their probabilities, once its work is done; a piece
+    put back (its first bad record raised), a file's end said."""
+    if isinstance(unit, FileEnd):
+        unit.finish()
+    elif isinstance(unit, PieceTask):
+        read, probabilities = answer
+        yield unit.merge(read), probabilities
+    else:
+        yield unit, answer
 
 
 def chunked(items: Iterable, size: int = CHUNK_SIZE) -> Iterator[list]:
@@ -73,10 +135,8 @@ def tag_abstracts(
         yield from zip(chunk, predictions(probabilities, model.areas, model.threshold(review_below)))
 
 
-def _in_parallel(
-    chunks: Iterator[list[Abstract]], model: Model, jobs: int
-) -> Iterator[tuple[list, np.ndarray]]:
-    window: collections.deque = collections.deque()  # [chunk, Worker or probabilities], in order
+def _in_parallel(units: Iterator[Unit], model: Model, jobs: int) -> Iterator[tuple[list, np.ndarray]]:
+    window: collections.deque = collections.deque()  # [unit, Worker or its answer], in order
     global _pools_running
     _pools_running += 1
     pool: Pool | None = None
@@ -84,43 +144,46 @@ def _in_parallel(
     try:
         if can_fork():
             # Forked workers start in milliseconds with the model and every import already
-            # in memory. This process tags one chunk first, so the imports large batches
+            # in memory. This process tags one unit first, so the imports large batches
             # need (pyarrow, scipy) are made once, before the fork, not in each process.
-            chunk = next(chunks)
-            window.append([chunk, model.predict_proba([a.document for a in chunk])])
-            pool = Pool.start(model, jobs - 1, fork=True)
+            unit = next(units)
+            window.append([unit, _here(model, unit)])
+            pool = Pool.start(model, jobs - 1, fork=True, work=tag_task)
         else:
             # A worker that is not forked here takes half a second to start and read the
-            # model: a thread starts the pool while this process tags the first chunks.
+            # model: a thread starts the pool while this process tags the first units.
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(1) as starter:
-                starting = starter.submit(Pool.start, model, jobs - 1, fork=False)
-                while not starting.done() and (chunk := next(chunks, None)) is not None:  # type: ignore[arg-type]
-                    yield chunk, model.predict_proba([a.document for a in chunk])
+                starting = starter.submit(Pool.start, model, jobs - 1, fork=False, work=tag_task)
+                while not starting.done() and (early := next(units, None)) is not None:
+                    yield from _finished(early, _here(model, early))
             pool = starting.result()
-        held = None  # a chunk read while every worker was full
+        held: Unit | None = None  # a unit read while every worker was full
         while True:
-            while (chunk := held if held is not None else next(chunks, None)) is not None:  # type: ignore[arg-type]
+            while (queued := held if held is not None else next(units, None)) is not None:
                 held = None
-                worker = pool.submit([a.document for a in chunk])
-                if worker is None:  # every worker is full: the chunk waits for one, or for here
-                    held = chunk
+                if isinstance(queued, FileEnd):  # no work: said in its turn
+                    window.append([queued, None])
+                    continue
+                worker = pool.submit(_task(queued))
+                if worker is None:  # every worker is full: the unit waits for one, or for here
+                    held = queued
                     break
-                window.append([chunk, worker])
+                window.append([queued, worker])
             if not window:
                 return
-            chunk, result = window[0]
-            if isinstance(result, Worker) and not result.ready():
-                local = held if held is not None else next(chunks, None)
+            unit, answer = window[0]
+            if isinstance(answer, Worker) and not answer.ready():
+                local = held if held is not None else next(units, None)
                 held = None
-                if local is not None:  # rather than wait, tag the next chunk here
-                    window.append([local, model.predict_proba([a.document for a in local])])
+                if local is not None:  # rather than wait, do the next unit here
+                    window.append([local, _here(model, local)])
                     continue
             window.popleft()
-            if isinstance(result, Worker):
-                result = pool.answer(result)
-            yield chunk, result
+            if isinstance(answer, Worker):
+                answer = pool.answer(answer)
+            yield from _finished(unit, answer)
     finally:
         _pools_running -= 1
         if pool is None and starting is not None and starting.done() and not starting.exception():

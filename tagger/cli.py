@@ -11,7 +11,7 @@ import os
 import sys
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from . import arguments, feedback, output, reading
@@ -122,11 +122,12 @@ def _predict(args: argparse.Namespace) -> int:
     needs_review = 0
     keep = _keep(args.keep)
     paths = [] if args.text else args.paths  # files read (never overwritten by --output)
-    abstracts = (
-        reading.read_texts(args.paths, report)
-        if args.text
-        else reading.read_abstracts(paths, **_read_options(args, report, keep))
-    )
+    if args.text:
+        abstracts: Iterable = reading.read_texts(args.paths, report)
+    elif jobs > 1:  # a large JSON-lines file is read where it is tagged
+        abstracts = reading.read_pieces(paths, reading.Cutting(), **_read_options(args, report, keep))
+    else:
+        abstracts = reading.read_abstracts(paths, **_read_options(args, report, keep))
     blocks = tag_blocks(abstracts, model, jobs=jobs)
     output.check_output(args.output, paths)  # (a folder, an input: said before the format)
     target = output.format_for(args.output, args.format)

@@ -32,8 +32,6 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-import numpy as np
-
 from .errors import TaggerError, WorkerError
 
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when the thread that forked it ends
@@ -68,14 +66,10 @@ class Pool:
     job: str = "tagging"  # what the workers do, as errors name it
 
     @classmethod
-    def start(
-        cls, payload, size: int, *, fork: bool, work: Callable | None = None, job: str = "tagging"
-    ) -> Pool:
+    def start(cls, payload, size: int, *, fork: bool, work: Callable, job: str = "tagging") -> Pool:
         """``size`` workers holding ``payload``, forked (or from the fork server, or spawned:
-        see the module's docstring), started now, each
-        answering a task with ``work(payload, task)`` (a module-level function; by default
-        the calibrated probabilities of a model's texts). ``job``: what they do, for errors."""
-        work = work or probabilities
+        see the module's docstring), started now, each answering a task with
+        ``work(payload, task)`` (a module-level function). ``job``: what they do, for errors."""
         import multiprocessing
 
         context: Any = multiprocessing.get_context("fork" if fork else _START_METHOD)  # (its Process, Pipe)
@@ -283,11 +277,6 @@ def can_fork() -> bool:
         and threading.current_thread() is threading.main_thread()
         and threading.active_count() == 1
     )
-
-
-def probabilities(model, texts: list[str]) -> np.ndarray:
-    """A tagging worker's work: the calibrated probabilities of ``texts``."""
-    return model.predict_proba(texts)
 
 
 def _serve(

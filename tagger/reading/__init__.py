@@ -24,9 +24,9 @@ import lzma
 import os
 import sys
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from .._version import install_hint
 from ..errors import InputError
@@ -44,10 +44,10 @@ from .files import (
     find_files,
     format_of,
 )
+from .pieces import FileEnd, FileInPieces, PieceTask, _abstracts
 from .records import (
     DELIMITERS,
     MAX_ABSTRACT_CHARS,
-    Record,
     _from_record,
     _read_csv,
     _read_json,
@@ -60,7 +60,7 @@ from .records import (
     header_delimiter,
     looks_like_header,
 )
-from .source import MAX_LINE_BYTES, NOT_FOR_FILES, PIECE_BYTES, ReadReport, _Options, _Source
+from .source import MAX_LINE_BYTES, NOT_FOR_FILES, PIECE_BYTES, Cutting, ReadReport, _Options, _Source
 
 __all__ = [  # what the rest of tagger (and a user) reads abstracts with
     "DELIMITERS",
@@ -74,6 +74,9 @@ __all__ = [  # what the rest of tagger (and a user) reads abstracts with
     "STDIN_NAME",
     "Abstract",
     "Columns",
+    "Cutting",
+    "FileEnd",
+    "PieceTask",
     "ReadReport",
     "abstract_id",
     "content_id",
@@ -85,6 +88,7 @@ __all__ = [  # what the rest of tagger (and a user) reads abstracts with
     "header_delimiter",
     "normalise_whitespace",
     "read_abstracts",
+    "read_pieces",
     "read_texts",
 ]
 
@@ -103,7 +107,38 @@ def read_abstracts(
     Missing paths and unknown encodings are reported at once, before anything is read.
     ``columns`` names the columns or fields to read (default: ``abstract``, ``title``, ``id``,
     ``area``)."""
-    report = report if report is not None else ReadReport()
+    options = _options(input_format, encoding, skip_bad, report, columns, None)
+    read = _read_files(find_files(paths, options.report, skip_bad), options, stdin)
+    return cast(Iterator[Abstract], read)  # (no pieces: abstracts only)
+
+
+def read_pieces(
+    paths: Iterable[str | os.PathLike],
+    cutting: Cutting,
+    *,
+    input_format: str | None = None,
+    encoding: str = "utf-8",
+    skip_bad: bool = False,
+    report: ReadReport | None = None,
+    stdin: IO | None = None,
+    columns: Columns | None = None,
+) -> Iterator[Abstract | PieceTask | FileEnd]:
+    """What :func:`read_abstracts` reads, with a JSON-lines file past its first lines cut into
+    pieces (:class:`PieceTask`, then its :class:`FileEnd`), to be read where they are tagged:
+    :func:`tagger.batch.tag_blocks` reads them (see :mod:`tagger.reading.pieces`)."""
+    options = _options(input_format, encoding, skip_bad, report, columns, cutting)
+    return _read_files(find_files(paths, options.report, skip_bad), options, stdin)
+
+
+def _options(
+    input_format: str | None,
+    encoding: str,
+    skip_bad: bool,
+    report: ReadReport | None,
+    columns: Columns | None,
+    pieces: Cutting | None,
+) -> _Options:
+    """A read's options, checked before anything is read: the encoding, the format."""
     try:
         codec = codecs.lookup(encoding)
     except LookupError:
@@ -118,9 +153,8 @@ def read_abstracts(
         )
     if input_format is not None and input_format not in FORMATS:
         raise InputError(f"unknown input format {input_format!r}", fix=f"Use one of {', '.join(FORMATS)}.")
-    files = find_files(paths, report, skip_bad)
-    options = _Options(input_format, encoding, skip_bad, columns or Columns(), report)
-    return _read_files(files, options, stdin)
+    report = report if report is not None else ReadReport()
+    return _Options(input_format, encoding, skip_bad, columns or Columns(), report, pieces)
 
 
 def read_texts(texts: Iterable[str], report: ReadReport, source: str = "<text>") -> Iterator[Abstract]:
@@ -136,7 +170,9 @@ def read_texts(texts: Iterable[str], report: ReadReport, source: str = "<text>")
         yield _from_record({"abstract": text}, source, position, 1, None)
 
 
-def _read_files(files: list[Path], options: _Options, stdin: IO | None) -> Iterator[Abstract]:
+def _read_files(
+    files: list[Path], options: _Options, stdin: IO | None
+) -> Iterator[Abstract | PieceTask | FileEnd]:
     for path in files:
         if str(path) == STDIN:
             stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", sys.stdin)
@@ -177,7 +213,8 @@ def _read_files(files: list[Path], options: _Options, stdin: IO | None) -> Itera
             continue
         with stream:
             try:
-                yield from _read_file(_Source(display_name(path), stream, options), fmt)
+                plain = path if _compression_of(path.name) is None else None
+                yield from _read_file(_Source(display_name(path), stream, options, path=plain), fmt)
             except (
                 OSError,
                 EOFError,
@@ -270,61 +307,14 @@ READERS = {
 PATH_READERS = {"parquet": _read_parquet, "xlsx": _read_xlsx}  # binary files, read from their path
 
 
-def _read_file(source: _Source, fmt: str) -> Iterator[Abstract]:
+def _read_file(source: _Source, fmt: str) -> Iterator[Abstract | PieceTask | FileEnd]:
     problem = source.binary_problem()
     if fmt == "txt" and not problem and not source.options.input_format and _tab_header(source):
         fmt = "tsv"
+    if fmt == "jsonl" and not problem and source.options.pieces and source.can_cut():
+        yield from FileInPieces(source, source.options.pieces).read()
+        return
     records = [problem] if problem else READERS[fmt](source)
     yield from _abstracts(
         source.name, records, source.options, lambda: source.size == 0 and not source.is_stdin
     )
-
-
-def _abstracts(
-    name: str, records: Iterable[Record | InputError], options: _Options, empty: Callable[[], bool]
-) -> Iterator[Abstract]:
-    """The one place where a reader's records become abstracts: a bad record goes to
-    ``--skip-bad`` (or stops the read), the abstract's limits are applied, positions are
-    counted (a record skipped keeps its number: positions are the input's, for joining back),
-    and the report is kept (what was read, and a note when a file held none)."""
-    report = options.report
-    report.files += 1
-    headings, skipped = len(report.headings), len(report.skipped) + len(report.without_abstract)
-    position = found = 0
-    for record in records:
-        position += 1
-        if isinstance(record, InputError):
-            options.bad(record)
-            continue
-        fields = record.fields or {}  # (None: a blank line of a table, which no reader of abstracts gives)
-        if _without_abstract(fields):
-            identifier = fields.get("id")
-            named = f" ({identifier})" if identifier not in (None, "") else ""
-            report.without_abstract.append(f"{record.where}{named}")
-            continue
-        if problem := _record_problem(fields, record.where):
-            options.bad(problem)
-            continue
-        found += 1
-        report.read += 1
-        yield _from_record(fields, name, position, record.line, record.kept)
-    _note_if_empty(name, found, report, headings, skipped, empty=empty())
-
-
-def _without_abstract(fields: dict) -> bool:
-    """Whether a record (its fields) has nothing in its abstract: it is left out and counted
-    (a reference export always has some such records), not a bad record that stops the run."""
-    text = fields.get("abstract")
-    return text is None or (isinstance(text, str) and (not text or text.isspace()))
-
-
-def _note_if_empty(
-    name: str, found: int, report: ReadReport, headings: int, skipped: int, empty: bool
-) -> None:
-    if found == 0 and len(report.skipped) + len(report.without_abstract) == skipped:
-        if len(report.headings) > headings:
-            report.notes.append(f"{name}: only a heading, no abstracts")
-        elif empty:
-            report.notes.append(f"{name}: empty file")
-        else:
-            report.notes.append(f"{name}: no abstracts")

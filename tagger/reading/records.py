@@ -338,11 +338,11 @@ class _KeptInJson:
     it has a close one is a typo, and the file is refused as a CSV file would be; a name no
     record had is noted at the end (a column of nothing)."""
 
-    def __init__(self, source: _Source) -> None:
+    def __init__(self, source: _Source, first: bool = True) -> None:
         self.source = source
         self.keep = source.options.columns.keep
         self.active = bool(self.keep) and self.keep != KEEP_ALL
-        self.first = True
+        self.first = first  # (False: a piece of a file, whose first record was read before)
         self.unseen = {name.lower(): name for name in self.keep} if self.active else {}
 
     def check(self, value, where: str) -> InputError | None:
@@ -638,11 +638,15 @@ def _json_record(value, text: str, line: int, where: str, columns: Columns) -> R
 
 
 def _json_records(
-    source: _Source, values: Iterator[tuple[object, str, int, str] | InputError]
+    source: _Source,
+    values: Iterator[tuple[object, str, int, str] | InputError],
+    kept: _KeptInJson | None = None,
 ) -> Iterator[Record | InputError]:
     """The records of a JSON file's values (value, its text, line, where) or errors, with
-    ``--keep`` checked (see :class:`_KeptInJson`)."""
-    kept = _KeptInJson(source)
+    ``--keep`` checked (see :class:`_KeptInJson`; one given is the file's, kept across
+    the parts it is read in, and finished by its caller)."""
+    finish = kept is None
+    kept = kept or _KeptInJson(source)
     for item in values:
         if isinstance(item, InputError):
             yield item
@@ -653,7 +657,8 @@ def _json_records(
             yield typo
             return
         yield _json_record(value, text, line, where, source.options.columns)
-    kept.finish()
+    if finish:
+        kept.finish()
 
 
 def _read_jsonl(source: _Source) -> Iterator[Record | InputError]:
@@ -669,7 +674,7 @@ def jsonl_values(
     """(value, its line's text, line number, where) of each line of a JSON-lines text, or the
     problem with it (bytes that are not text, JSON that does not parse); a blank line is left
     out, or with ``blank_lines`` comes as :data:`BLANK` (to be written back as it was)."""
-    for number, line in enumerate(source.lines(), start=1):
+    for number, line in enumerate(source.lines(), start=source.first_line):
         if not line or line.isspace():
             if blank_lines and line:
                 yield BLANK, line, number, f"{source.name}:{number}"

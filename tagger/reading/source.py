@@ -6,8 +6,9 @@ from __future__ import annotations
 import codecs
 import csv
 import io
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO
 
 from ..errors import InputError
@@ -46,12 +47,23 @@ class ReadReport:
 
 
 @dataclass(frozen=True)
+class Cutting:
+    """How a JSON-lines file is cut into pieces: after its first ``head_lines`` lines (and its
+    first record), which are read here, in pieces of ``piece_bytes`` (about 500 abstracts),
+    each ending at the first line end after that many bytes."""
+
+    piece_bytes: int = 2**19
+    head_lines: int = 100
+
+
+@dataclass(frozen=True)
 class _Options:
     input_format: str | None
     encoding: str
     skip_bad: bool
     columns: Columns
     report: ReadReport
+    pieces: Cutting | None = None  # how a JSON-lines file is cut into pieces, if it is (pieces.py)
 
     def bad(self, error: InputError) -> None:
         _bad(error, self.skip_bad, self.report)
@@ -68,7 +80,18 @@ class _Source:
     """A file's lines, decoded one at a time, remembering which lines held bytes that are not
     text in the encoding (they are decoded with replacement characters and reported)."""
 
-    def __init__(self, name: str, stream: IO, options: _Options, is_stdin: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        stream: IO,
+        options: _Options,
+        is_stdin: bool = False,
+        *,
+        first_line: int = 1,
+        first_byte: int = 0,
+        too_long: frozenset[int] = frozenset(),
+        path: Path | None = None,
+    ) -> None:
         self.name = name
         self.options = options
         self.report = options.report
@@ -76,7 +99,15 @@ class _Source:
         self.encoding = options.encoding
         self.is_stdin = is_stdin
         self.bad_bytes: dict[int, int] = {}  # line number -> byte offset of its first bad byte
-        self.size = 0
+        # Where the reading stands: lines read and bytes read (the size, once all is read).
+        # A piece of a file (see pieces.py) starts where it stands in its file, its lines
+        # over MAX_LINE_BYTES (``too_long``) left out by the process that cut it.
+        self.first_line = first_line
+        self.lines_read = first_line - 1
+        self.size = first_byte
+        self.too_long = too_long
+        self.pause_after: Callable[[int], bool] | None = None  # lines() stops when it says so
+        self.path = path  # the file, where the stream is its bytes as they stand (not decompressed)
 
     def lines(self, pieces: bool = False) -> Iterator[str]:
         """The text's lines, cut at line feeds, line ends kept, in bounded memory: a line of
@@ -87,22 +118,11 @@ class _Source:
         if isinstance(self.stream, io.TextIOBase):  # already text (a caller's stdin)
             yield from self._bounded(iter(lambda: self.stream.readline(MAX_LINE_BYTES), ""), pieces)
             return
-        codec = codecs.lookup(self.encoding).name
-        if pieces or codec.startswith(("utf-16", "utf-32")):  # lines not byte-separable
+        if pieces or not self.can_cut():
             yield from self._bounded(self._decoded_chunks(), pieces)
             return
-        number, offset = 0, 0
-        while raw := self.stream.readline(MAX_LINE_BYTES):
-            if number == 0 and codec == "utf-8" and raw.startswith(codecs.BOM_UTF8):
-                raw, offset = raw[3:], 3
-            number += 1
-            start = offset
-            offset += len(raw)
-            self.report.bytes_read += len(raw)
-            self.size = offset
-            if len(raw) == MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                offset += self._skip_rest_of_line()
-                self.size = offset
+        for number, start, raw in self.raw_lines():
+            if raw is None or number in self.too_long:
                 self._line_too_long(number)
                 yield "\n"
                 continue
@@ -112,6 +132,34 @@ class _Source:
                 self.bad_bytes[number] = start + error.start
                 text = raw.decode(self.encoding, errors="replace")
             yield text
+
+    def can_cut(self) -> bool:
+        """Whether the text's lines can be cut apart as bytes (see :meth:`raw_lines`): a binary
+        stream in an encoding where a line feed is one byte of its own (not UTF-16 or 32)."""
+        return not isinstance(self.stream, io.TextIOBase) and not codecs.lookup(
+            self.encoding
+        ).name.startswith(("utf-16", "utf-32"))
+
+    def raw_lines(self) -> Iterator[tuple[int, int, bytes | None]]:
+        """(number, byte offset, bytes) of each line from where the reading stands, a line of
+        over :data:`MAX_LINE_BYTES` as None (the rest of it skipped, unread), a UTF-8 file's
+        byte-order mark taken off; until the end, or until :attr:`pause_after` says to pause
+        after a line (the reading then goes on from there, as lines or raw lines)."""
+        codec = codecs.lookup(self.encoding).name
+        while not (self.pause_after and self.pause_after(self.lines_read)) and (
+            raw := self.stream.readline(MAX_LINE_BYTES)
+        ):
+            if self.size == 0 and codec == "utf-8" and raw.startswith(codecs.BOM_UTF8):
+                raw, self.size = raw[3:], 3
+            self.lines_read += 1
+            start = self.size
+            self.size += len(raw)
+            self.report.bytes_read += len(raw)
+            if len(raw) == MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                self.size += self._skip_rest_of_line()
+                yield self.lines_read, start, None
+                continue
+            yield self.lines_read, start, raw
 
     def _skip_rest_of_line(self) -> int:
         skipped = 0

@@ -1,0 +1,293 @@
+"""Where a reader's records become abstracts, counted by file: a file read whole in this
+process, or a JSON-lines file read in pieces in any process and put back together here.
+
+A large JSON-lines file is parsed where it is tagged: this process reads its first lines as
+any file (its first record is checked here: a ``--keep`` typo, the export's field names), then
+cuts the rest into :class:`Piece` s of raw lines, each with where it stands in the file (its
+first line's number and byte offset). A piece is read anywhere (:func:`read_piece`: decoded,
+parsed, cleaned, its ids made) by the same readers a whole file goes through, and its
+:class:`PieceRead` is put back in this process, in input order (:meth:`FileInPieces.merge`):
+positions counted on from the pieces before, the report's records added, the first bad record
+raised as reading the file whole would raise it. The abstracts, their ids, the errors and the
+notes are the same whichever way a file is read.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import IO
+
+from ..errors import InputError
+from .abstracts import Abstract, Columns
+from .records import Record, _from_record, _json_records, _KeptInJson, _record_problem, jsonl_values
+from .source import Cutting, ReadReport, _Options, _Source
+
+
+class _Count:
+    """Records of a file seen so far (its positions) and abstracts found."""
+
+    __slots__ = ("found", "position")
+
+    def __init__(self) -> None:
+        self.position = self.found = 0
+
+
+def _abstracts_of(
+    name: str, records: Iterable[Record | InputError], options: _Options, count: _Count
+) -> Iterator[Abstract]:
+    """The one place where a reader's records become abstracts: a bad record goes to
+    ``--skip-bad`` (or stops the read), the abstract's limits are applied, positions are
+    counted (a record skipped keeps its number: positions are the input's, for joining back)."""
+    report = options.report
+    for record in records:
+        count.position += 1
+        if isinstance(record, InputError):
+            options.bad(record)
+            continue
+        fields = record.fields or {}  # (None: a blank line of a table, which no reader of abstracts gives)
+        if _without_abstract(fields):
+            identifier = fields.get("id")
+            named = f" ({identifier})" if identifier not in (None, "") else ""
+            report.without_abstract.append(f"{record.where}{named}")
+            continue
+        if problem := _record_problem(fields, record.where):
+            options.bad(problem)
+            continue
+        count.found += 1
+        report.read += 1
+        yield _from_record(fields, name, count.position, record.line, record.kept)
+
+
+def _abstracts(
+    name: str, records: Iterable[Record | InputError], options: _Options, empty: Callable[[], bool]
+) -> Iterator[Abstract]:
+    """The abstracts of a file's records, and its report kept: what was read, and a note when
+    the file held none."""
+    ending = _FileEnding(name, options)
+    yield from _abstracts_of(name, records, options, ending.count)
+    ending.note_if_empty(empty())
+
+
+class _FileEnding:
+    """What is said once a file is read: a note when it held no abstracts."""
+
+    def __init__(self, name: str, options: _Options) -> None:
+        self.name, self.report = name, options.report
+        self.report.files += 1
+        self.headings = len(self.report.headings)
+        self.skipped = len(self.report.skipped) + len(self.report.without_abstract)
+        self.count = _Count()
+
+    def note_if_empty(self, empty: bool) -> None:
+        report = self.report
+        if self.count.found or len(report.skipped) + len(report.without_abstract) != self.skipped:
+            return
+        if len(report.headings) > self.headings:
+            report.notes.append(f"{self.name}: only a heading, no abstracts")
+        elif empty:
+            report.notes.append(f"{self.name}: empty file")
+        else:
+            report.notes.append(f"{self.name}: no abstracts")
+
+
+def _without_abstract(fields: dict) -> bool:
+    """Whether a record (its fields) has nothing in its abstract: it is left out and counted
+    (a reference export always has some such records), not a bad record that stops the run."""
+    text = fields.get("abstract")
+    return text is None or (isinstance(text, str) and (not text or text.isspace()))
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Lines of a JSON-lines file and where they stand in it: what a worker reads. The lines
+    are a range of bytes of the file (``path``, ``first_byte``, ``size``: read there, by the
+    process that reads the piece), or, where the file cannot be read again by offset (it is
+    compressed, or standard input), its bytes (``data``)."""
+
+    name: str  # the file's, as errors name it
+    first_line: int
+    first_byte: int
+    size: int  # of the range (0 with data)
+    encoding: str
+    skip_bad: bool
+    columns: Columns
+    path: str | None = None
+    data: bytes = b""
+    too_long: frozenset[int] = frozenset()  # lines over MAX_LINE_BYTES (in data, a blank line each)
+
+    def stream(self) -> IO[bytes]:
+        if self.path is None:
+            return io.BytesIO(self.data)
+        file = open(self.path, "rb")  # noqa: SIM115 (closed with the reader)
+        file.seek(self.first_byte)
+        return io.BufferedReader(_Range(file, self.size))
+
+
+class _Range(io.RawIOBase):
+    """The next ``size`` bytes of a file, and nothing after them."""
+
+    def __init__(self, file: IO[bytes], size: int) -> None:
+        self.file, self.left = file, size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        data = self.file.read(min(len(buffer), self.left))
+        buffer[: len(data)] = data
+        self.left -= len(data)
+        return len(data)
+
+    def close(self) -> None:
+        self.file.close()
+        super().close()
+
+
+@dataclass
+class PieceRead:
+    """What reading a piece gave: its abstracts (positions counted from the piece's start),
+    its records, its report, the first bad record (without ``--skip-bad``), and the
+    ``--keep`` names none of its records had."""
+
+    abstracts: list[Abstract]
+    records: int
+    report: ReadReport
+    error: InputError | None = None
+    unseen: frozenset[str] = frozenset()
+
+
+def read_piece(piece: Piece) -> PieceRead:
+    """A piece's abstracts, read as reading its whole file reads them (in any process)."""
+    report = ReadReport()
+    options = _Options("jsonl", piece.encoding, piece.skip_bad, piece.columns, report)
+    with piece.stream() as stream:
+        source = _Source(
+            piece.name,
+            stream,
+            options,
+            first_line=piece.first_line,
+            first_byte=piece.first_byte,
+            too_long=piece.too_long,
+        )
+        kept = _KeptInJson(source, first=False)
+        count = _Count()
+        abstracts: list[Abstract] = []
+        error = None
+        try:
+            records = _json_records(source, jsonl_values(source), kept)
+            abstracts.extend(_abstracts_of(piece.name, records, options, count))
+        except InputError as stop:
+            error = stop
+    return PieceRead(abstracts, count.position, report, error, frozenset(kept.unseen))
+
+
+@dataclass(eq=False)
+class PieceTask:
+    """A piece to read (anywhere), and how its reading is put back in this process."""
+
+    piece: Piece
+    merge: Callable[[PieceRead], list[Abstract]]
+
+
+@dataclass(eq=False)
+class FileEnd:
+    """The end of a file read in pieces: ``finish`` once every piece is put back."""
+
+    finish: Callable[[], None]
+
+
+@dataclass(eq=False)
+class FileInPieces:
+    """A JSON-lines file read in pieces: its first lines read here, the rest cut into pieces
+    read anywhere and put back in order (see the module's docstring)."""
+
+    source: _Source
+    cutting: Cutting
+    kept: _KeptInJson = field(init=False)
+    ending: _FileEnding = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.kept = _KeptInJson(self.source)
+        self.ending = _FileEnding(self.source.name, self.source.options)
+
+    def read(self) -> Iterator[Abstract | PieceTask | FileEnd]:
+        source = self.source
+        head_lines = self.cutting.head_lines
+        source.pause_after = lambda lines: lines >= head_lines and not self.kept.first
+        yield from _abstracts_of(
+            source.name,
+            _json_records(source, jsonl_values(source), self.kept),
+            source.options,
+            self.ending.count,
+        )
+        source.pause_after = None
+        for piece in self._pieces():
+            yield PieceTask(piece, self.merge)
+        yield FileEnd(self.finish)
+
+    def _pieces(self) -> Iterator[Piece]:
+        """The rest of the file in pieces of about ``cutting.piece_bytes``, cut at line ends."""
+        source, options = self.source, self.source.options
+        common = (options.encoding, options.skip_bad, options.columns)
+        if source.path is not None and source.stream.seekable():  # read again where it is read
+            path = os.path.abspath(source.path)
+            start, first_line = source.size, source.lines_read + 1
+            while block := source.stream.read(self.cutting.piece_bytes):
+                source.report.bytes_read += len(block)
+                block_start, end = source.size, block.rfind(b"\n")
+                source.size += len(block)
+                source.lines_read += block.count(b"\n")
+                if end >= 0:
+                    cut = block_start + end + 1
+                    yield Piece(source.name, first_line, start, cut - start, *common, path)
+                    start, first_line = cut, source.lines_read + 1
+            if source.size > start:  # a last line without a line end
+                yield Piece(source.name, first_line, start, source.size - start, *common, path)
+            return
+        lines: list[bytes] = []  # else the bytes are handed over, a line at a time
+        too_long: list[int] = []  # (not held: the reader of the piece says they are too long)
+        first_line, first_byte = source.lines_read + 1, source.size
+        for number, _, raw in source.raw_lines():
+            too_long += [number] if raw is None else []
+            lines.append(raw or b"\n")
+            if source.size - first_byte >= self.cutting.piece_bytes:
+                yield Piece(
+                    source.name,
+                    first_line,
+                    first_byte,
+                    0,
+                    *common,
+                    None,
+                    b"".join(lines),
+                    frozenset(too_long),
+                )
+                lines, too_long = [], []
+                first_line, first_byte = source.lines_read + 1, source.size
+        if lines:
+            yield Piece(
+                source.name, first_line, first_byte, 0, *common, None, b"".join(lines), frozenset(too_long)
+            )
+
+    def merge(self, read: PieceRead) -> list[Abstract]:
+        """A piece's abstracts put back: positions counted on, the report's records added,
+        its first bad record raised."""
+        report, theirs = self.source.report, read.report
+        report.read += theirs.read
+        report.skipped += theirs.skipped
+        report.without_abstract += theirs.without_abstract
+        report.notes += theirs.notes
+        count = self.ending.count
+        offset = count.position
+        count.position += read.records
+        count.found += len(read.abstracts)
+        self.kept.unseen = {key: name for key, name in self.kept.unseen.items() if key in read.unseen}
+        if read.error is not None:
+            raise read.error
+        return [abstract._replace(position=abstract.position + offset) for abstract in read.abstracts]
+
+    def finish(self) -> None:
+        self.kept.finish()
+        self.ending.note_if_empty(self.source.size == 0 and not self.source.is_stdin)
