@@ -330,6 +330,25 @@ class TfidfFeatures:
             )
         return np.array(ids, dtype=np.int64), np.repeat(np.arange(len(spaced), dtype=np.int64), lengths)
 
+    def _arrow_tables(self):
+        """pyarrow's compute module and the lookup tables with pyarrow's set of words (built
+        on first use), or None without pyarrow."""
+        try:
+            import pyarrow.compute as pc
+        except ImportError:
+            return None
+        tables = self._lookup()
+        if tables.arrow_lookup is None:
+            tables.arrow_lookup = pc.SetLookupOptions(_arrow_strings(list(tables.word_feature)))
+        return pc, tables
+
+    def ready_for_large_batches(self) -> None:
+        """Build now what large batches look words up in (the tables, pyarrow's set of
+        words): before worker processes are forked, which then share it instead of each
+        building its own (tens of megabytes, and a third of a second, each)."""
+        if self._arrow_tables() is None:
+            self._lookup()
+
     def _arrow_features(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
         """:meth:`_word_features` of ``texts``, spaced (see :func:`_spaced_words`) a batch at
         a time, split and looked up in pyarrow's C++ kernels, without a Python string per
@@ -339,13 +358,10 @@ class TfidfFeatures:
         punctuation then becomes spaces in one ``bytes.translate`` over all its texts, which
         does nothing to texts :func:`_spaced_words` spaced already (their ASCII characters
         are word characters and spaces; UTF-8 encodes other characters in bytes above 127)."""
-        try:
-            import pyarrow.compute as pc
-        except ImportError:
+        arrow = self._arrow_tables()
+        if arrow is None:
             return None
-        tables = self._lookup()
-        if tables.arrow_lookup is None:
-            tables.arrow_lookup = pc.SetLookupOptions(_arrow_strings(list(tables.word_feature)))
+        pc, tables = arrow
         spaced = [
             lowered if (lowered := _lowered_if_plain(text)) is not None else _spaced_words(text)
             for text in texts

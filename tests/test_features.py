@@ -207,3 +207,19 @@ def test_every_whitespace_character_but_the_space_is_unprintable():
     splitting = [chr(c) for c in range(sys.maxunicode + 1) if len(f"a{chr(c)}a".split()) == 2]
     assert " " in splitting and "\u3000" in splitting  # the check sees whitespace at all
     assert [c for c in splitting if c.isprintable() and c != " "] == []
+
+
+@given(st.text())
+@example("Naïve “quoted” — ﬁne-tuning of GPT\u20114 (Fig. 3), über-fast Größe 3\u00d73")
+@example("Café au lait: résumé of naïve Bayes")
+@example("İstanbul ÄÖÜ ß ﬀ ² ½ Ⅻ ﬁ")
+@example("soft\u00adhyphen")
+def test_a_text_taken_as_plain_splits_like_the_definition(text):
+    """The large batch's fast path: a text _lowered_if_plain takes is only lower-cased (and
+    normalised) before the batch's ASCII punctuation becomes spaces; it must split as words()."""
+    from tagger.features import _ASCII_SPACES, _lowered_if_plain
+
+    lowered = _lowered_if_plain(text)
+    if lowered is not None:
+        spaced = lowered.encode().translate(_ASCII_SPACES).decode()
+        assert spaced.split(" ") and [w for w in spaced.split(" ") if w] == words(text)

@@ -5,6 +5,7 @@ of the file's bytes read again by offset or, for a compressed file, its bytes ha
 
 import gzip
 import json
+import pickle
 import zlib
 
 import numpy as np
@@ -145,3 +146,28 @@ def test_a_line_over_the_limit_in_a_piece_is_refused_as_in_a_whole_file(capsys, 
         assert status == 3 and f"{path}:150" in err
     assert (tmp_path / "1.csv").read_bytes() == (tmp_path / "2.csv").read_bytes()
     assert (tmp_path / "1.csv").read_bytes().count(b"\n") == 299 + 1
+
+
+def test_workers_are_forked_with_the_lookup_tables_built(shipped, tmp_path, monkeypatch):
+    """The first unit, tagged here before the workers are forked, may be too small to build
+    the model's lookup tables (a file's first lines): they are built before the fork all the
+    same, so that the workers share them instead of each building its own."""
+    from tagger import workers
+
+    path = tmp_path / "pile.jsonl"
+    path.write_text(
+        "".join(json.dumps({"abstract": f"Robots grasp cup {i} in a kitchen."}) + "\n" for i in range(3000))
+    )
+    model = pickle.loads(pickle.dumps(shipped))  # its tables not built yet
+    built_at_start = []
+    original = workers.Pool.start
+
+    def start(payload, size, **options):
+        built_at_start.append(payload.features._tables is not None)
+        return original(payload, size, **options)
+
+    monkeypatch.setattr(workers.Pool, "start", staticmethod(start))
+    monkeypatch.setattr(batch, "can_fork", lambda: True)
+    units = read_pieces([path], Cutting(piece_bytes=20_000, head_lines=3))
+    assert sum(len(chunk) for chunk, _ in batch.tag_blocks(units, model, jobs=2)) == 3000
+    assert built_at_start == [True]
