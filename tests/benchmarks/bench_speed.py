@@ -3,7 +3,8 @@
 Usage:
     python tests/benchmarks/bench_speed.py [--n 100000] [--stream 1000000] [--train 1000,10000,100000]
                                            [--repeats 3] [--work DIR]
-                                           [--abstracts DEV.jsonl [--mapping FILE] [--full-search]]
+                                           [--abstracts DEV.jsonl [--mapping FILE] [--full-search]
+                                           [--no-training]] [--project]
 
 The plain pipeline is what a user would otherwise write: ``TfidfVectorizer()`` +
 ``LogisticRegression()`` fitted on the same labelled abstracts (labels/ and seeds/), saved
@@ -270,6 +271,7 @@ def main() -> None:
     parser.add_argument("--abstracts", type=Path, help="the development abstracts (JSON lines)")
     parser.add_argument("--mapping", type=Path, help="their categories -> areas (default: ours)")
     parser.add_argument("--full-search", action="store_true", help="also the search without halving")
+    parser.add_argument("--no-training", action="store_true", help="leave out 6 and 7 (with --abstracts)")
     parser.add_argument(
         "--project", action="store_true", help="8: training on the repository's own labels (labels/, seeds/)"
     )
@@ -420,7 +422,7 @@ def main() -> None:
     if args.project:
         project_training(args, work, checks)
 
-    if args.abstracts:
+    if args.abstracts and not args.no_training:
         real_training(args, work, library, checks)
         loop_retrain(args, work, checks)
 
