@@ -315,6 +315,4 @@ def _read_file(source: _Source, fmt: str) -> Iterator[Abstract | PieceTask | Fil
         yield from FileInPieces(source, source.options.pieces).read()
         return
     records = [problem] if problem else READERS[fmt](source)
-    yield from _abstracts(
-        source.name, records, source.options, lambda: source.size == 0 and not source.is_stdin
-    )
+    yield from _abstracts(source.name, records, source.options, source.is_empty_file)

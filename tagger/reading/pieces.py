@@ -290,4 +290,4 @@ class FileInPieces:
 
     def finish(self) -> None:
         self.kept.finish()
-        self.ending.note_if_empty(self.source.size == 0 and not self.source.is_stdin)
+        self.ending.note_if_empty(self.source.is_empty_file())

@@ -133,6 +133,10 @@ class _Source:
                 text = raw.decode(self.encoding, errors="replace")
             yield text
 
+    def is_empty_file(self) -> bool:
+        """Whether it was a file with nothing in it (standard input is never said empty)."""
+        return self.size == 0 and not self.is_stdin
+
     def can_cut(self) -> bool:
         """Whether the text's lines can be cut apart as bytes (see :meth:`raw_lines`): a binary
         stream in an encoding where a line feed is one byte of its own (not UTF-16 or 32)."""
