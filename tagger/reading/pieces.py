@@ -250,26 +250,21 @@ class FileInPieces:
         lines: list[bytes] = []  # else the bytes are handed over, a line at a time
         too_long: list[int] = []  # (not held: the reader of the piece says they are too long)
         first_line, first_byte = source.lines_read + 1, source.size
+
+        def handed_over() -> Piece:
+            data = b"".join(lines)
+            return Piece(source.name, first_line, first_byte, 0, *common, None, data, frozenset(too_long))
+
         for number, _, raw in source.raw_lines():
-            too_long += [number] if raw is None else []
+            if raw is None:
+                too_long.append(number)
             lines.append(raw or b"\n")
             if source.size - first_byte >= self.cutting.piece_bytes:
-                yield Piece(
-                    source.name,
-                    first_line,
-                    first_byte,
-                    0,
-                    *common,
-                    None,
-                    b"".join(lines),
-                    frozenset(too_long),
-                )
+                yield handed_over()
                 lines, too_long = [], []
                 first_line, first_byte = source.lines_read + 1, source.size
         if lines:
-            yield Piece(
-                source.name, first_line, first_byte, 0, *common, None, b"".join(lines), frozenset(too_long)
-            )
+            yield handed_over()
 
     def merge(self, read: PieceRead) -> list[Abstract]:
         """A piece's abstracts put back: positions counted on, the report's records added,
