@@ -129,7 +129,7 @@ def _predict(args: argparse.Namespace) -> int:
     else:
         abstracts = reading.read_abstracts(paths, **_read_options(args, report, keep))
     blocks = tag_blocks(abstracts, model, jobs=jobs)
-    output.check_output(args.output, paths)  # (a folder, an input: said before the format)
+    output.check_output(args.output, paths, project.own_folders())  # (said before the format)
     target = output.format_for(args.output, args.format)
     layout = output.Layout(
         args.top_k, args.min_confidence, keep, model.areas if args.all_probabilities else ()
@@ -138,7 +138,11 @@ def _predict(args: argparse.Namespace) -> int:
         signals_between_chunks() as check,
         contextlib.closing(blocks),
         output.open_output(
-            args.output, paths, binary=target.format == "parquet", compress=target.gzip
+            args.output,
+            paths,
+            binary=target.format == "parquet",
+            compress=target.gzip,
+            protected=project.own_folders(),
         ) as stream,
         feedback.progress(args.quiet, paths, report) as update,
     ):
@@ -260,6 +264,9 @@ def _labels(args: argparse.Namespace) -> int:
     from .agreement import agreement, describe
 
     project = _project(args)
+    if not args.agreement:
+        output.check_output(args.output, protected=project.own_folders())
+        target = output.format_for(args.output, args.format, default="jsonl")
     rows = project.label_rows()
     if args.agreement:
         found = agreement((row["abstract_id"], row["annotator"], row["area"]) for row in rows)
@@ -268,9 +275,7 @@ def _labels(args: argparse.Namespace) -> int:
         }
         print(describe(found, snippets))
         return 0
-    with output.open_output(args.output) as stream:
-        for row in rows:
-            stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+    output.write_table(rows, args.output, target, protected=project.own_folders())
     if args.output not in (None, "-"):
         print(f"wrote {args.output}: {len(rows):,} labels", file=sys.stderr)
     return 0
@@ -379,15 +384,15 @@ def _report(args: argparse.Namespace) -> int:
         raise UsageError(
             "the report would overwrite the tags it reads", where=args.output, fix="Give another -o."
         )
-    output.check_output(args.output)
     project = _project(args)
+    output.check_output(args.output, protected=project.own_folders())
     model = project.model()
     labels = project.labels_by_name() if args.label_column is None else {}
     with feedback.stages():
         overview = read_tags(args.tags, labels, args.label_column, trained=project.trained_names(model))
         logging.getLogger("tagger.report").info("writing the report")
         page = build(overview, model, f"tagger report: {Path(args.tags).name}")
-    with output.open_output(args.output) as stream:  # the one output rule of predict -o
+    with output.open_output(args.output, protected=project.own_folders()) as stream:
         stream.write(page)
     print(f"wrote {args.output}: {overview.rows} abstracts", file=sys.stderr)
     print(project.which_model(model), file=sys.stderr)

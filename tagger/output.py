@@ -32,6 +32,7 @@ from .schema import COLUMNS, PREDICTION_COLUMNS, field, probability_columns
 FORMATS = ("csv", "jsonl", "parquet")
 DIGITS = 4  # probabilities are written rounded to this many decimals
 _PROBABILITY_COLUMNS = ("confidence", "runner_up_confidence")
+Protected = Iterable[tuple[str | os.PathLike, str]]  # folders no output goes into, with what they hold
 
 
 def prediction_table(
@@ -188,14 +189,14 @@ class Target:
     gzip: bool = False
 
 
-def format_for(path: str | os.PathLike | None, given: str | None) -> Target:
+def format_for(path: str | os.PathLike | None, given: str | None, default: str = "csv") -> Target:
     """The output's format: ``given`` (``--format``), else the one ``path``'s extension names
-    (``.csv``, ``.jsonl``, ``.parquet``, each but Parquet also ``.gz``), else CSV on stdout
-    and into special files.
+    (``.csv``, ``.jsonl``, ``.parquet``, each but Parquet also ``.gz``), else ``default`` on
+    stdout and into special files.
     An extension that names no format we write is refused, never written as CSV under its
     name."""
     if path in (None, "-") or (Path(str(path)).exists() and not Path(str(path)).is_file()):
-        return Target(given or "csv")  # stdout, a device, a FIFO (a folder: refused when opened)
+        return Target(given or default)  # stdout, a device, a FIFO (a folder: refused when opened)
     name = Path(str(path)).name.lower()
     compressed = name.endswith(".gz")
     suffix = Path(name[: -len(".gz")] if compressed else name).suffix.lstrip(".")
@@ -296,6 +297,28 @@ class RowWriter:
             parquet.write_table(schema.empty_table(), self.stream)
 
 
+def write_table(rows: list[dict], path: str | os.PathLike | None, target: Target, protected: Protected = ()):
+    """Rows of one set of keys (the first row's, in order) written to ``path`` (stdout:
+    None or ``-``) as ``target`` says (see :func:`format_for`), by :func:`open_output`'s
+    rules: CSV with a header, JSON lines, or Parquet with every column text."""
+    columns = tuple(rows[0]) if rows else ()
+    with open_output(path, binary=target.format == "parquet", compress=target.gzip, protected=protected) as out:
+        if target.format == "jsonl":
+            for row in rows:
+                out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        elif target.format == "csv":
+            writer = csv.writer(out, lineterminator="\n")
+            writer.writerow(columns)
+            writer.writerows([_cell(name, row.get(name)) for name in columns] for row in rows)
+        else:
+            import pyarrow as pa
+            import pyarrow.parquet as parquet
+
+            schema = pa.schema([(name, pa.string()) for name in columns])
+            values = [{name: _as_text(row.get(name)) for name in columns} for row in rows]
+            parquet.write_table(pa.Table.from_pylist(values, schema=schema), out)
+
+
 def _parquet_schema(columns: tuple[str, ...]):
     """The Parquet types of the output's columns: tagger's own typed; a kept input column is
     text (see :func:`_as_text`), so that it holds one type whatever its rows hold."""
@@ -327,16 +350,19 @@ def open_output(
     inputs: Iterable[str | os.PathLike] = (),
     binary: bool = False,
     compress: bool = False,
+    protected: Protected = (),
 ) -> Iterator[IO]:
     """Where output goes: stdout (``None`` or ``-``); a regular file (new, or replaced; a
     symlink's target) written atomically, complete or not at all; or a device, FIFO or other
     special file (``/dev/null``, ``/proc/self/fd/1``) written through as it is. Refused with
-    a clear error before anything is read: an empty name, a folder, a missing folder, and an
-    input file (``inputs``: its abstracts would be replaced by the tags). A write that fails
+    a clear error before anything is read: an empty name, a folder, a missing folder, an
+    input file (``inputs``: its abstracts would be replaced by the tags), and anything inside
+    a folder of the project (``protected``: each folder with what it holds, see
+    :meth:`tagger.project.Project.own_folders`). A write that fails
     (disk full, ...) names ``path``, never the hidden temporary file. With ``compress``, what
     is written is gzip-compressed."""
     if compress:
-        with _gzipped(path, inputs, binary) as stream:
+        with _gzipped(path, inputs, binary, protected) as stream:
             yield stream
         return
     if path is None or str(path) == "-":
@@ -346,7 +372,7 @@ def open_output(
         return
     if not str(path).strip():
         raise OutputError("the output file name is empty", fix="Give --output a file name, or - for stdout.")
-    target = _checked_target(Path(path), inputs)
+    target = _checked_target(Path(path), inputs, protected)
     body_error: BaseException | None = None
     try:
         opened: contextlib.AbstractContextManager[Any]
@@ -370,20 +396,22 @@ def open_output(
         raise _write_error(error, str(path)) from None
 
 
-def check_output(path: str | os.PathLike | None, inputs: Iterable[str | os.PathLike] = ()) -> None:
+def check_output(
+    path: str | os.PathLike | None, inputs: Iterable[str | os.PathLike] = (), protected: Protected = ()
+) -> None:
     """Refuse an output :func:`open_output` would refuse, before anything else is checked."""
     if path is not None and str(path).strip() and str(path) != "-":
-        _checked_target(Path(path), inputs)
+        _checked_target(Path(path), inputs, protected)
 
 
 @contextlib.contextmanager
-def _gzipped(path, inputs, binary: bool) -> Iterator[IO]:
+def _gzipped(path, inputs, binary: bool, protected: Protected) -> Iterator[IO]:
     """:func:`open_output`, gzip-compressed (text as UTF-8)."""
     import gzip
     import io
 
     with (
-        open_output(path, inputs, binary=True) as raw,
+        open_output(path, inputs, binary=True, protected=protected) as raw,
         gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as zipped,
     ):
         if binary:
@@ -427,7 +455,7 @@ def _write_error(error: OSError, where: str) -> OutputError:
     )
 
 
-def _checked_target(path: Path, inputs: Iterable[str | os.PathLike]) -> Path:
+def _checked_target(path: Path, inputs: Iterable[str | os.PathLike], protected: Protected = ()) -> Path:
     """The file to write for ``--output path`` (a symlink's target), checked."""
     shown = str(path)
     if path.is_dir():
@@ -452,5 +480,12 @@ def _checked_target(path: Path, inputs: Iterable[str | os.PathLike]) -> Path:
                 f"is an input ({given}): writing the tags there would replace the abstracts",
                 where=shown,
                 fix="Choose another --output.",
+            )
+    for folder, holds in protected:
+        if target.is_relative_to(os.path.realpath(folder)):
+            raise OutputError(
+                f"is inside this project's {Path(folder).name}/ ({holds}): an output there could replace them",
+                where=shown,
+                fix=f"Choose another --output, outside {Path(folder).name}/.",
             )
     return target

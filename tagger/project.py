@@ -190,6 +190,21 @@ class Project:
         trained = f"trained {model.card.created[:10]} on {data.labelled_abstracts} labelled abstracts"
         return f"model: {where}, {trained} of {data.origin}"
 
+    def own_folders(self) -> tuple[tuple[Path, str], ...]:
+        """The folders of this project that no output may go into, each with what it holds:
+        the taxonomy and hand labels, the labelled abstracts' texts (where a taxonomy or
+        labels are), and a folder that holds a model (the one saved to, the one tagging)."""
+        from .model import CARD_FILE
+
+        labels = Path(self.labels)
+        folders: list[tuple[Path, str]] = []
+        if (labels / AREAS_FILE).is_file() or (labels / LABELS_FILE).is_file():
+            folders.append((labels, "the taxonomy and hand labels"))
+            folders += [(Path(a), "the labelled abstracts' texts") for a in self.abstracts if Path(a).is_dir()]
+        models = {self.save_to, self.model_folder or self.save_to}
+        folders += [(Path(m), "a model") for m in sorted(models) if (Path(m) / CARD_FILE).is_file()]
+        return tuple(folders)
+
     def check_writable(self) -> None:
         """Refuse a model folder that cannot be written, before the work of training."""
         from .errors import OutputError
