@@ -277,7 +277,7 @@ def parser() -> argparse.ArgumentParser:
 
     labels_command = commands.add_parser(
         "labels",
-        help="the project's hand labels with their texts (JSON lines, CSV or Parquet); or the annotators' agreement",
+        help="the project's hand labels with their texts (JSON lines, CSV, Parquet), or their agreement",
     )
     labels(labels_command)
     labels_command.add_argument(
@@ -287,7 +287,10 @@ def parser() -> argparse.ArgumentParser:
         help="where labelled abstracts are kept (default seeds)",
     )
     labels_command.add_argument(
-        "-o", "--output", metavar="FILE", help="where (default: stdout): .jsonl, .csv, .parquet (.gz but Parquet)"
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="where (default: stdout): .jsonl, .csv or .parquet (.gz but Parquet)",
     )
     labels_command.add_argument(
         "--format", choices=output.FORMATS, help="output format (default: --output's extension, else jsonl)"

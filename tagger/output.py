@@ -302,7 +302,8 @@ def write_table(rows: list[dict], path: str | os.PathLike | None, target: Target
     None or ``-``) as ``target`` says (see :func:`format_for`), by :func:`open_output`'s
     rules: CSV with a header, JSON lines, or Parquet with every column text."""
     columns = tuple(rows[0]) if rows else ()
-    with open_output(path, binary=target.format == "parquet", compress=target.gzip, protected=protected) as out:
+    binary = target.format == "parquet"
+    with open_output(path, binary=binary, compress=target.gzip, protected=protected) as out:
         if target.format == "jsonl":
             for row in rows:
                 out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
@@ -484,7 +485,7 @@ def _checked_target(path: Path, inputs: Iterable[str | os.PathLike], protected: 
     for folder, holds in protected:
         if target.is_relative_to(os.path.realpath(folder)):
             raise OutputError(
-                f"is inside this project's {Path(folder).name}/ ({holds}): an output there could replace them",
+                f"is inside this project's {Path(folder).name}/ ({holds}): an output there may replace them",
                 where=shown,
                 fix=f"Choose another --output, outside {Path(folder).name}/.",
             )

@@ -200,7 +200,8 @@ class Project:
         folders: list[tuple[Path, str]] = []
         if (labels / AREAS_FILE).is_file() or (labels / LABELS_FILE).is_file():
             folders.append((labels, "the taxonomy and hand labels"))
-            folders += [(Path(a), "the labelled abstracts' texts") for a in self.abstracts if Path(a).is_dir()]
+            texts = [Path(a) for a in self.abstracts if Path(a).is_dir()]
+            folders += [(folder, "the labelled abstracts' texts") for folder in texts]
         models = {self.save_to, self.model_folder or self.save_to}
         folders += [(Path(m), "a model") for m in sorted(models) if (Path(m) / CARD_FILE).is_file()]
         return tuple(folders)

@@ -171,3 +171,59 @@ def test_workers_are_forked_with_the_lookup_tables_built(shipped, tmp_path, monk
     units = read_pieces([path], Cutting(piece_bytes=20_000, head_lines=3))
     assert sum(len(chunk) for chunk, _ in batch.tag_blocks(units, model, jobs=2)) == 3000
     assert built_at_start == [True]
+
+
+def _feed(path, prefix, n=400):
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"{prefix}{i}", "abstract": f"Robots grasp cups, {prefix} {i}."}) + "\n"
+            for i in range(n)
+        )
+    )
+
+
+def _cut_then(path, change):
+    """Cut ``path`` into pieces as a run with workers does, ``change`` the file before any
+    piece is read, then read and put back every piece: the ids, or the error."""
+    from tagger.reading.pieces import FileEnd, PieceTask, read_piece
+
+    items = list(read_pieces([path], Cutting(piece_bytes=2048, head_lines=10)))
+    change()
+    ids = []
+    try:
+        for item in items:
+            if isinstance(item, PieceTask):
+                ids += [a.id for a in item.merge(read_piece(item.piece))]
+            elif isinstance(item, FileEnd):
+                item.finish()
+            else:
+                ids.append(item.id)
+    except InputError as error:
+        return str(error)
+    return ids
+
+
+def test_pieces_are_read_from_the_file_the_run_opened_whatever_happens_to_its_path(tmp_path):
+    """The file replaced (``mv new feed.jsonl``) or deleted after it was cut: its pieces are
+    still the bytes of the file the run opened, never another file's under its name."""
+    feed, other = tmp_path / "feed.jsonl", tmp_path / "other.jsonl"
+    _feed(feed, "a")
+    expected = [f"a{i}" for i in range(400)]
+    for change in (lambda: (_feed(other, "b"), other.replace(feed)), feed.unlink):
+        _feed(feed, "a")
+        assert _cut_then(feed, change) == expected
+
+
+def test_a_file_written_to_while_it_is_read_in_pieces_stops_the_run_with_one_clear_line(tmp_path):
+    feed = tmp_path / "feed.jsonl"
+    _feed(feed, "a")
+
+    def rewrite_in_place():  # the same file (inode), other bytes: cp b.jsonl feed.jsonl
+        with open(feed, "r+b") as stream:
+            stream.write(b'{"id": "b0", "abstract": "Overwritten while being read."}\n')
+
+    error = _cut_then(feed, rewrite_in_place)
+    assert error == (
+        f"{feed}: changed while it was being read (written to, replaced or moved): its rows would mix "
+        "two files. Tag a copy that nothing writes to while it is read."
+    )

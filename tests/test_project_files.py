@@ -4,7 +4,6 @@ writes the format its name says, through the one writer of every output."""
 
 import csv
 import gzip
-import io
 import json
 
 import pandas as pd
@@ -35,7 +34,9 @@ def _snapshot(folder):
         "models/tags.csv",
     ],
 )
-@pytest.mark.parametrize("command", [["labels", "-o"], ["predict", "pile.jsonl", "-o"], ["report", "tags.csv", "-o"]])
+@pytest.mark.parametrize(
+    "command", [["labels", "-o"], ["predict", "pile.jsonl", "-o"], ["report", "tags.csv", "-o"]]
+)
 def test_no_command_writes_into_the_projects_own_files(project, capsys, command, target):
     (project / "pile.jsonl").write_text(json.dumps({"abstract": "Robots grasp cups."}) + "\n")
     (project / "tags.csv").write_text("")
@@ -57,7 +58,9 @@ def test_the_labels_export_still_writes_beside_the_project(project, capsys):
     assert len((project / "exported.jsonl").read_text().splitlines()) == 38
 
 
-@pytest.mark.parametrize("name", ["labels.csv", "labels.csv.gz", "labels.jsonl.gz", "labels.parquet", "labels.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["labels.csv", "labels.csv.gz", "labels.jsonl.gz", "labels.parquet", "labels.jsonl"]
+)
 def test_the_labels_export_is_written_in_the_format_its_name_says(project, capsys, name):
     status, _, _ = run(capsys, "labels", "-o", name)
     assert status == 0
@@ -68,7 +71,8 @@ def test_the_labels_export_is_written_in_the_format_its_name_says(project, capsy
         read = pd.read_parquet(path)
     elif ".csv" in name:
         read = pd.read_csv(path, dtype=str, keep_default_na=False)
-        assert next(csv.reader(io.StringIO(gzip.open(path, "rt").read() if name.endswith(".gz") else path.read_text())))[:2] == ["abstract_id", "area"]
+        with gzip.open(path, "rt") if name.endswith(".gz") else open(path) as stream:
+            assert next(csv.reader(stream))[:2] == ["abstract_id", "area"]
     else:
         read = pd.read_json(path, lines=True, dtype=False)
     assert list(read.columns) == list(expected.columns)
@@ -76,6 +80,6 @@ def test_the_labels_export_is_written_in_the_format_its_name_says(project, capsy
 
 
 def test_the_labels_export_refuses_a_name_of_no_format(project, capsys):
-    status, out, err = run(capsys, "labels", "-o", "labels.xlsx")
+    status, _, err = run(capsys, "labels", "-o", "labels.xlsx")
     assert status != 0 and "cannot tell which format to write" in err
     assert not (project / "labels.xlsx").exists()

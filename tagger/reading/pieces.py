@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import os
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO
@@ -103,8 +104,8 @@ def _without_abstract(fields: dict) -> bool:
 @dataclass(frozen=True)
 class Piece:
     """Lines of a JSON-lines file and where they stand in it: what a worker reads. The lines
-    are a range of bytes of the file (``path``, ``first_byte``, ``size``: read there, by the
-    process that reads the piece), or, where the file cannot be read again by offset (it is
+    are a range of bytes of the file the run opened (``opened``, ``first_byte``, ``size``: read
+    there, by the process that reads the piece), or, where the file cannot be read again by offset (it is
     compressed, or standard input), its bytes (``data``)."""
 
     name: str  # the file's, as errors name it
@@ -114,16 +115,71 @@ class Piece:
     encoding: str
     skip_bad: bool
     columns: Columns
-    path: str | None = None
-    data: bytes = b""
+    opened: OpenedFile | None = None  # the file the run opened (read there), or None:
+    data: bytes = b""  # the bytes handed over
     too_long: frozenset[int] = frozenset()  # lines over MAX_LINE_BYTES (in data, a blank line each)
 
     def stream(self) -> IO[bytes]:
-        if self.path is None:
+        """The piece's bytes: the data handed over, or the range of the file the run opened
+        (never another file found under its name since)."""
+        if self.opened is None:
             return io.BytesIO(self.data)
-        file = open(self.path, "rb")  # noqa: SIM115 (closed with the reader)
+        file = self.opened.reopen(self.name)
         file.seek(self.first_byte)
         return io.BufferedReader(_Range(file, self.size))
+
+
+@dataclass(frozen=True)
+class OpenedFile:
+    """A file as a run opened it, to be read again by offset in any process: its path, where
+    the opening process's descriptor can be opened again (Linux's ``/proc/PID/fd/N``, which
+    reaches the file the run opened even once its name is moved, replaced or deleted), and
+    what identifies its contents (device, inode, size, time of last change)."""
+
+    path: str
+    descriptor: str | None
+    identity: tuple[int, int, int, int]
+
+    @classmethod
+    def of(cls, path: str | os.PathLike, stream: IO[bytes], owner: object) -> OpenedFile:
+        """The file ``stream`` reads, its descriptor held open as long as ``owner`` lives."""
+        held = os.dup(stream.fileno())
+        weakref.finalize(owner, os.close, held)
+        descriptor = f"/proc/{os.getpid()}/fd/{held}"
+        return cls(
+            os.path.abspath(path),
+            descriptor if os.path.exists(descriptor) else None,
+            _identity(os.fstat(held)),
+        )
+
+    def reopen(self, name: str) -> IO[bytes]:
+        """The file opened again, for reading bytes; one clear error when it changed since."""
+        for where in (self.descriptor, self.path):
+            try:
+                file = open(where, "rb") if where else None  # noqa: SIM115 (closed with the reader)
+            except OSError:
+                continue
+            if file is not None and _identity(os.fstat(file.fileno())) == self.identity:
+                return file
+            if file is not None:
+                file.close()
+        raise changed_while_read(name)
+
+    def check(self, name: str) -> None:
+        """One clear error when the file changed since it was opened."""
+        self.reopen(name).close()
+
+
+def _identity(status: os.stat_result) -> tuple[int, int, int, int]:
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+
+def changed_while_read(name: str) -> InputError:
+    return InputError(
+        "changed while it was being read (written to, replaced or moved): its rows would mix two files",
+        where=name,
+        fix="Tag a copy that nothing writes to while it is read.",
+    )
 
 
 class _Range(io.RawIOBase):
@@ -163,7 +219,11 @@ def read_piece(piece: Piece) -> PieceRead:
     """A piece's abstracts, read as reading its whole file reads them (in any process)."""
     report = ReadReport()
     options = _Options("jsonl", piece.encoding, piece.skip_bad, piece.columns, report)
-    with piece.stream() as stream:
+    try:
+        opened = piece.stream()
+    except InputError as changed:
+        return PieceRead([], 0, report, changed)
+    with opened as stream:
         source = _Source(
             piece.name,
             stream,
@@ -208,6 +268,7 @@ class FileInPieces:
     cutting: Cutting
     kept: _KeptInJson = field(init=False)
     ending: _FileEnding = field(init=False)
+    opened: OpenedFile | None = field(init=False, default=None)  # where pieces are read by offset
 
     def __post_init__(self) -> None:
         self.kept = _KeptInJson(self.source)
@@ -233,7 +294,7 @@ class FileInPieces:
         source, options = self.source, self.source.options
         common = (options.encoding, options.skip_bad, options.columns)
         if source.path is not None and source.stream.seekable():  # read again where it is read
-            path = os.path.abspath(source.path)
+            self.opened = opened = OpenedFile.of(source.path, source.stream, self)
             start, first_line = source.size, source.lines_read + 1
             while block := source.stream.read(self.cutting.piece_bytes):
                 source.report.bytes_read += len(block)
@@ -242,10 +303,10 @@ class FileInPieces:
                 source.lines_read += block.count(b"\n")
                 if end >= 0:
                     cut = block_start + end + 1
-                    yield Piece(source.name, first_line, start, cut - start, *common, path)
+                    yield Piece(source.name, first_line, start, cut - start, *common, opened)
                     start, first_line = cut, source.lines_read + 1
             if source.size > start:  # a last line without a line end
-                yield Piece(source.name, first_line, start, source.size - start, *common, path)
+                yield Piece(source.name, first_line, start, source.size - start, *common, opened)
             return
         lines: list[bytes] = []  # else the bytes are handed over, a line at a time
         too_long: list[int] = []  # (not held: the reader of the piece says they are too long)
@@ -284,5 +345,7 @@ class FileInPieces:
         return [abstract._replace(position=abstract.position + offset) for abstract in read.abstracts]
 
     def finish(self) -> None:
+        if self.opened is not None:
+            self.opened.check(self.source.name)
         self.kept.finish()
         self.ending.note_if_empty(self.source.is_empty_file())
