@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,16 +25,19 @@ from .source import _Options, _Source
 
 
 def _read_bib(source: _Source) -> Iterator[Record | InputError]:
-    """A BibTeX file's entries in file order (``@string``, ``@preamble`` and comments are not
-    records); LaTeX in a field (``M{\\"u}ller``, ``\\&``) is decoded to text."""
+    """A BibTeX file's entries in file order. Every block is an entry, a bad record at its line,
+    or not a record (``@string``, ``@preamble``, ``@comment``, text between entries: noted when
+    it looks like an entry that is not one). A field's value is its parts joined (``{...}``,
+    ``"..."``, numbers, ``@string`` names and the months), its LaTeX (``M{\\"u}ller``, ``\\&``)
+    decoded to text, and kept as written, with a note, where it cannot be decoded."""
     import bibtexparser
-    from bibtexparser.middlewares import LatexDecodingMiddleware
 
     text = "".join(source.lines())
-    middleware = [LatexDecodingMiddleware()]
     with _quiet("bibtexparser"):  # it logs each failed block; each is a bad record here instead
-        library = bibtexparser.parse_string(text, append_middleware=middleware)
+        library = bibtexparser.parse_string(text, parse_stack=[])
     columns = source.options.columns
+    strings = dict(_MONTHS)
+    latex = _Latex()
     first = True
     block: Any
     for block in library.blocks:
@@ -41,28 +45,170 @@ def _read_bib(source: _Source) -> Iterator[Record | InputError]:
         where = f"{source.name}:{line}"
         last = line + (block.raw or "").count("\n")
         kind = type(block).__name__
-        if kind == "DuplicateBlockKeyBlock":  # a real entry whose key came before: read it too
-            with _quiet("bibtexparser"):
-                again = bibtexparser.parse_string(block.raw, append_middleware=middleware).entries
-            block = again[0] if again else block
-            kind = type(block).__name__
-        if kind == "ParsingFailedBlock":
+        if kind == "String":
+            value = _bib_value(block.value, strings, where, f"@string {block.key}")
+            if isinstance(value, InputError):
+                yield value
+            else:
+                strings[block.key.lower()] = value
+            continue
+        if kind in ("Preamble", "ExplicitComment"):
+            continue
+        if kind == "ImplicitComment":
+            yield from _between_entries(block.comment, line, source)
+            continue
+        entry = getattr(block, "ignore_error_block", None) if kind != "Entry" else block
+        if entry is None or type(entry).__name__ != "Entry":
+            error = getattr(block, "error", None) or f"a {kind}"
             yield source.check_text(line, last, where) or InputError(
-                f"not a readable BibTeX entry ({_first_line(block.error)})",
+                f"not a readable BibTeX entry ({_first_line(error)})",
                 where=where,
                 fix="Fix the entry (a brace or quote not closed?), or leave it out with --skip-bad.",
             )
             continue
-        if kind != "Entry":
+        fields = _entry_fields(entry, strings, where, latex, source)
+        if isinstance(fields, InputError):
+            yield fields
             continue
-        fields = {name: field.value for name, field in block.fields_dict.items()}
-        if not any(name.lower() == "id" for name in fields):
-            fields["ID"] = block.key
         if first and (problem := _first_reference(fields, source, where, "field")):
             yield problem
             return
         first = False
         yield source.check_text(line, last, where) or _record(fields, line, where, columns)
+    latex.note(source)
+
+
+_MONTHS = {
+    month[:3].lower(): month
+    for month in (
+        "January February March April May June July August September October November December".split()
+    )
+}
+
+
+def _entry_fields(
+    entry, strings: dict[str, str], where: str, latex: _Latex, source: _Source
+) -> dict[str, str] | InputError:
+    """An entry's fields as text (its key the ``ID`` where it has no ``id`` field). A field
+    given twice with different values: a bad record if it is the abstract, title or id, else
+    the first value kept, with a note."""
+    fields: dict[str, str] = {}
+    for field in entry.fields:
+        value = _bib_value(field.value, strings, where, f"field {field.key!r}")
+        if isinstance(value, InputError):
+            return value
+        value = latex.decode(value, where, field.key)
+        if field.key in fields and fields[field.key] != value:
+            if field_names([field.key], source.options.columns):
+                return InputError(
+                    f"the field {field.key!r} is given twice, with different values",
+                    where=where,
+                    fix="Keep one of them, or leave the entry out with --skip-bad.",
+                )
+            source.report.notes.append(f"{where}: the field {field.key!r} is given twice: the first kept")
+            continue
+        fields[field.key] = value
+    if not any(name.lower() == "id" for name in fields):
+        fields["ID"] = entry.key
+    return fields
+
+
+def _bib_value(raw: str, strings: dict[str, str], where: str, what: str) -> str | InputError:
+    """A BibTeX value as written (``{...}``, ``"..."``, a number, an ``@string`` name, or
+    parts joined by ``#``) as its text, LaTeX still in it."""
+    parts, depth, quoted, start = [], 0, False, 0
+    for i, char in enumerate(raw):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        elif char == '"' and depth == 0:
+            quoted = not quoted
+        elif char == "#" and depth == 0 and not quoted:
+            parts.append(raw[start:i])
+            start = i + 1
+    parts.append(raw[start:])
+    text = []
+    for part in (p.strip() for p in parts):
+        if len(part) >= 2 and (part[0], part[-1]) in (("{", "}"), ('"', '"')):
+            text.append(part[1:-1])
+        elif part.isdigit() or not part:
+            text.append(part)
+        elif part.lower() in strings:
+            text.append(strings[part.lower()])
+        else:
+            return InputError(
+                f"{what} uses {part!r}, which no @string of the file defines",
+                where=where,
+                fix=f"Put it in braces ({{{part}}}) or define it by @string; or leave it out (--skip-bad).",
+            )
+    return "".join(text)
+
+
+_ENTRY_LIKE = re.compile(r"^\s*@?\s*[A-Za-z]+\s*[{(]\s*[^\s,{}()]*\s*,", re.MULTILINE)
+
+
+def _between_entries(text: str, line: int, source: _Source) -> Iterator[InputError]:
+    """Text between entries is a comment, except where a line of it looks like an entry that
+    is not one (``article{key,`` without its ``@``, ``@ article{``): a bad record there."""
+    for found in _ENTRY_LIKE.finditer(text):
+        written = found.group()
+        number = line + text.count("\n", 0, found.start() + len(written) - len(written.lstrip()))
+        yield InputError(
+            f"looks like an entry but is not one ({written.strip()!r}: no '@', or a space after it?)",
+            where=f"{source.name}:{number}",
+            fix="Write it as @type{key, ..., or leave it out with --skip-bad.",
+        )
+
+
+_LATEX_SPECIALS = re.compile(r"(?<!\\)([%&#])")  # text in a BibTeX value, special in LaTeX
+MAX_DECODED = 100_000  # characters: a longer value is kept as written (decoding is slow on it)
+
+
+class _Latex:
+    """LaTeX decoding of BibTeX values by pylatexenc, counting the values it could not
+    decode (kept as written) for one note."""
+
+    def __init__(self) -> None:
+        self.kept: list[str] = []
+        self._text: Any = None
+
+    def decode(self, value: str, where: str, name: str) -> str:
+        if "\\" not in value and "{" not in value and "$" not in value and "~" not in value:
+            return value
+        if len(value) > MAX_DECODED:
+            self.kept.append(f"{where} {name}")
+            return value
+        if self._text is None:
+            self._text = _latex_to_text()
+        try:
+            with _quiet("pylatexenc"):
+                return self._text(_LATEX_SPECIALS.sub(r"\\\1", value))
+        except (Exception, RecursionError):  # pylatexenc fails in many ways on odd LaTeX
+            self.kept.append(f"{where} {name}")
+            return value
+
+    def note(self, source: _Source) -> None:
+        if self.kept:
+            source.report.notes.append(
+                f"{source.name}: {len(self.kept)} field(s) kept as written, their LaTeX not decoded "
+                f"(the first: {self.kept[0]})"
+            )
+
+
+def _latex_to_text():
+    """pylatexenc's LaTeX-to-text, knowing ``\\href{url}{text}`` (its parser takes no arguments)."""
+    from pylatexenc import latexwalker, macrospec
+    from pylatexenc.latex2text import LatexNodes2Text
+
+    context = latexwalker.get_default_latex_context_db()
+    context.add_context_category("links", macros=[macrospec.MacroSpec("href", "{{")], prepend=True)
+    converter = LatexNodes2Text()
+
+    def to_text(value: str) -> str:
+        return converter.latex_to_text(value, latex_context=context)
+
+    return to_text
 
 
 @contextlib.contextmanager
@@ -155,11 +301,21 @@ def _read_xlsx(path: Path, options: _Options, rows: list[int]) -> Iterator[Recor
     try:
         import pandas as pd
 
-        workbook = pd.ExcelFile(path, engine="openpyxl")
-        sheet = workbook.sheet_names[0]
-        table = pd.read_excel(workbook, sheet, dtype=object, keep_default_na=False, na_filter=False)
+        with warnings.catch_warnings(), pd.ExcelFile(path, engine="openpyxl") as workbook:
+            warnings.simplefilter("ignore")  # openpyxl's own (styles, validation): nothing of the cells
+            sheets = workbook.sheet_names
+            table = pd.read_excel(
+                workbook, sheets[0], header=None, dtype=object, keep_default_na=False, na_filter=False
+            )
     except ImportError as error:
         yield InputError(f"reading .xlsx needs openpyxl ({error})", where=name, fix="pip install openpyxl")
+        return
+    except MemoryError:
+        yield InputError(
+            "out of memory reading the workbook (a workbook is read whole)",
+            where=name,
+            fix="Save it from Excel as CSV, which is read a row at a time.",
+        )
         return
     except Exception as error:  # openpyxl raises many kinds for a damaged workbook
         yield InputError(
@@ -168,17 +324,18 @@ def _read_xlsx(path: Path, options: _Options, rows: list[int]) -> Iterator[Recor
             fix="Save it again from Excel as .xlsx, or as CSV.",
         )
         return
-    if len(workbook.sheet_names) > 1:
-        others = ", ".join(repr(s) for s in workbook.sheet_names[1:])
-        options.report.notes.append(f"{name}: read its first sheet {sheet!r} only (not {others})")
-    header = [str(column) for column in table.columns]
+    if len(sheets) > 1:
+        others = ", ".join(repr(s) for s in sheets[1:])
+        options.report.notes.append(f"{name}: read its first sheet {sheets[0]!r} only (not {others})")
+    rows_of = table.itertuples(index=False, name=None)
+    header = ["" if cell is None else _text(cell) for cell in next(rows_of, ())]  # (pandas renames twins)
     columns = options.columns
     if problem := header_problem(header, columns, f"{name}:1"):
         yield problem
         return
     found = field_names(header, columns)  # once for the sheet, not in every row
     _note_export_names(found, options, name)
-    for number, values in enumerate(table.itertuples(index=False, name=None), start=2):
+    for number, values in enumerate(rows_of, start=2):
         rows[0] += 1
         cells = {column: "" if value is None else value for column, value in zip(header, values)}
         if not any(str(cell).strip() for cell in cells.values()):
