@@ -29,6 +29,32 @@ CORPUS = {
             "sqrt2022": "at a rate of 1 over \\sqrt",
         },
     ),
+    "savedrecs.txt": (  # Web of Science, "Plain text file"
+        ["WOS:000123456700001", "WOS:000123456700003"],
+        1,
+        0,
+        {
+            "WOS:000123456700001": "alone. The policy transfers from simulation to a real arm",
+            "WOS:000123456700003": "contextual bandits with linear rewards, matching the lower bound",
+        },
+    ),
+    "savedrecs-tab.txt": (  # Web of Science, "Tab delimited file": BOM, CRLF, a tab ending each row
+        ["WOS:000000000000001", "WOS:000000000000003"],
+        1,
+        0,
+        {"WOS:000000000000001": "We train robots to grasp cups from tactile signals."},
+    ),
+    "endnote-crlf.ris": (  # CRLF, 'ER  -' with no space after it, the abstract in two AB lines
+        ["p1", "p3"],
+        1,
+        0,
+        {"p1": "We generate protein backbones with a diffusion model. Designed binders are validated"},
+    ),
+}
+TITLES = {
+    "WOS:000123456700001": "Grasping unknown objects with tactile sensing",
+    "WOS:000000000000003": "Regret of linear bandits",
+    "p3": "Quantizing language models to four bits",
 }
 
 
@@ -49,6 +75,8 @@ def test_every_record_of_an_export_is_tagged_or_reported(capsys, tmp_path, name)
         err
     )
     assert all(row["title"] for row in rows)
+    for row in rows:
+        assert row["title"] == TITLES.get(row["id"], row["title"])
     report = ReadReport()
     found: dict[str, str] = {}
     for abstract in read_abstracts([EXPORTS / name], skip_bad=True, report=report):
@@ -58,6 +86,20 @@ def test_every_record_of_an_export_is_tagged_or_reported(capsys, tmp_path, name)
     )
     for identifier, text in texts.items():
         assert text in found[identifier], found[identifier]
+
+
+def test_a_web_of_science_export_is_read_as_one_and_says_so(capsys, tmp_path):
+    _, _, err = _predict(capsys, tmp_path, "savedrecs.txt")
+    assert (
+        "savedrecs.txt: read as a Web of Science plain-text export (field tags, each record ending ER)" in err
+    )
+    _, _, err = _predict(capsys, tmp_path, "savedrecs-tab.txt")
+    assert "read as tab-separated values" in err and "ids from 'UT'" in err
+    status, _, err = run(
+        capsys, "predict", EXPORTS / "savedrecs-tab.txt", "--keep", "ID", "-o", tmp_path / "k.jsonl"
+    )
+    kept = [json.loads(line)["ID"] for line in (tmp_path / "k.jsonl").read_text().splitlines()]
+    assert status == 0 and kept == ["DEEP LEARNING; ROBOTS", "BANDITS"]
 
 
 def test_a_bibtex_field_that_cannot_be_decoded_is_kept_as_written_and_said(capsys, tmp_path):

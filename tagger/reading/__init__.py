@@ -31,7 +31,7 @@ from typing import IO, cast
 from .._version import install_hint
 from ..errors import InputError
 from .abstracts import KEEP_ALL, Abstract, Columns, abstract_id, content_id, document, normalise_whitespace
-from .exports import _read_bib, _read_ris, _read_xlsx
+from .exports import _read_bib, _read_ris, _read_wos, _read_xlsx, is_wos_text
 from .files import (
     COMPRESSIONS,
     FORMAT_LIST,
@@ -303,14 +303,15 @@ READERS = {
     "json": _read_json,
     "bib": _read_bib,
     "ris": _read_ris,
+    "wos": _read_wos,  # (a .txt file that is a Web of Science export)
 }
 PATH_READERS = {"parquet": _read_parquet, "xlsx": _read_xlsx}  # binary files, read from their path
 
 
 def _read_file(source: _Source, fmt: str) -> Iterator[Abstract | PieceTask | FileEnd]:
     problem = source.binary_problem()
-    if fmt == "txt" and not problem and not source.options.input_format and _tab_header(source):
-        fmt = "tsv"
+    if fmt == "txt" and not problem and not source.options.input_format:
+        fmt = "wos" if is_wos_text(source) else "tsv" if _tab_header(source) else fmt
     if fmt == "jsonl" and not problem and source.options.pieces and source.can_cut():
         yield from FileInPieces(source, source.options.pieces).read()
         return

@@ -245,18 +245,19 @@ def _read_ris(source: _Source) -> Iterator[Record | InputError]:
     outside: list[int] = []
     first = True
     for number, line in enumerate(source.lines(), start=1):
-        tag = _RIS_TAG.match(line.lstrip("\ufeff"))
+        line = line.lstrip("\ufeff").rstrip("\r\n") + "\n"  # (CRLF or LF)
+        tag = _RIS_TAG.match(line)
         if tag and tag.group(1) == "TY":
             if record:
                 yield _unended(source.name, start)
-            record, start = [line.lstrip("\ufeff")], number
+            record, start = [line], number
         elif not record:
             if line.strip():
                 outside.append(number)
         elif tag and tag.group(1) == "ER":
             where = f"{source.name}:{start}"
             problem = source.check_text(start, number, where)
-            parsed = [] if problem else rispy.loads("".join([*record, "ER  - \n"]))
+            parsed = [] if problem else rispy.loads("".join([*_joined(record), "ER  - \n"]))
             record = []
             if problem or not parsed:
                 yield problem or InputError("not a readable RIS record", where=where, fix="Fix it.")
@@ -278,6 +279,27 @@ def _read_ris(source: _Source) -> Iterator[Record | InputError]:
         )
 
 
+def _joined(lines: list[str]) -> list[str]:
+    """A RIS record's lines with a tag of one value given on several lines (``AB`` twice, as
+    EndNote splits a long abstract) joined into its first line: rispy keeps only one."""
+    import rispy
+
+    joined: list[str] = []
+    first: dict[str, int] = {}
+    for line in lines:
+        tag = _RIS_TAG.match(line)
+        name = tag.group(1) if tag else None
+        if name is None or name in rispy.LIST_TYPE_TAGS or name not in first:
+            if name is not None:
+                first.setdefault(name, len(joined))
+            joined.append(line)
+            continue
+        value = line[tag.end() :].strip() if tag else ""
+        at = first[name]
+        joined[at] = f"{joined[at].rstrip()} {value}\n" if value else joined[at]
+    return joined
+
+
 def _ris_value(value: object) -> object:
     """A RIS field's value: a tag given several times (rispy's list) as its lines joined."""
     return "\n".join(str(v) for v in value) if isinstance(value, list) else value
@@ -286,6 +308,73 @@ def _ris_value(value: object) -> object:
 def _unended(name: str, line: int) -> InputError:
     return InputError(
         "a RIS record without its end (no 'ER  -' line before the next record or the file's end)",
+        where=f"{name}:{line}",
+        fix="Add the ER line, or leave the record out with --skip-bad.",
+    )
+
+
+# -- Web of Science -------------------------------------------------------------------------------
+
+_WOS_TAG = re.compile(r"^([A-Z][A-Z0-9])(?: (.*))?$")
+_WOS_LISTS = {"AU", "AF", "BA", "BF", "CA", "GP", "BE", "CR", "C1", "C3", "EM", "RI", "OI"}  # a value a line
+
+
+def is_wos_text(source: _Source) -> bool:
+    """Whether a .txt file is Web of Science's plain-text export (``savedrecs.txt``): its first
+    line ``FN ...`` (the file's header) or ``PT ...`` (the first record's type). Noted when so."""
+    peek = getattr(source.stream, "peek", None)
+    head = peek(4096)[:4096] if peek else b""
+    first = head.decode(source.encoding, errors="replace").lstrip("\ufeff").split("\n", 1)[0].rstrip("\r")
+    if not re.match(r"(FN|PT) \S", first):
+        return False
+    source.report.notes.append(
+        f"{source.name}: read as a Web of Science plain-text export (field tags, each record ending ER)"
+    )
+    return True
+
+
+def _read_wos(source: _Source) -> Iterator[Record | InputError]:
+    """Web of Science's plain-text records: a two-letter field tag, its value, the value's
+    further lines indented; ``PT`` starts a record and ``ER`` ends it (``FN``, ``VR`` and
+    ``EF`` frame the file). The title is ``TI``, the abstract ``AB``, the id ``UT``; a field of
+    one value a line (authors, references) is kept with its lines joined by ``; ``."""
+    columns = source.options.columns
+    fields: dict[str, list[str]] | None = None  # of the record being read
+    tag, start, outside = "", 0, []
+    for number, line in enumerate(source.lines(), start=1):
+        line = line.lstrip("\ufeff").rstrip("\r\n")
+        found = _WOS_TAG.match(line)
+        if found and found.group(1) == "PT":
+            if fields is not None:
+                yield _unended_wos(source.name, start)
+            fields, start = {}, number
+        if fields is None:
+            if line.strip() and not (found and found.group(1) in ("FN", "VR", "EF")):
+                outside.append(number)
+        elif found and found.group(1) == "ER":
+            where = f"{source.name}:{start}"
+            values = {
+                name: ("; " if name in _WOS_LISTS else " ").join(parts) for name, parts in fields.items()
+            }
+            yield source.check_text(start, number, where) or _record(values, start, where, columns)
+            fields = None
+        elif found:
+            tag = found.group(1)
+            fields.setdefault(tag, []).append((found.group(2) or "").strip())
+        elif line.startswith("   ") and tag in fields:
+            fields[tag].append(line.strip())
+    if fields is not None:
+        yield _unended_wos(source.name, start)
+    if outside:
+        source.report.notes.append(
+            f"{source.name}: {len(outside)} line(s) outside any record (PT to ER) left out, "
+            f"the first at line {outside[0]}"
+        )
+
+
+def _unended_wos(name: str, line: int) -> InputError:
+    return InputError(
+        "a Web of Science record without its end (no ER line before the next record or the file's end)",
         where=f"{name}:{line}",
         fix="Add the ER line, or leave the record out with --skip-bad.",
     )

@@ -229,6 +229,8 @@ def field_names(available: Sequence[str], columns: Columns) -> dict[str, str]:
     by_lower: dict[str, str] = {}
     for name in available:
         by_lower.setdefault(str(name).strip().lower(), name)
+    if {"pt", "ut"} <= by_lower.keys() and "id" not in columns.named:  # Web of Science's field tags,
+        by_lower.pop("id", None)  # where ID is Keywords Plus (the record's id is UT)
     found = {}
     for role in columns.roles():
         match = next((n for n in columns.candidates(role) if n.lower() in by_lower), None)
@@ -436,6 +438,8 @@ def csv_rows(
         if not any(cell.strip() for cell in row):
             yield CsvRow(start, raw, None)  # a blank line
             continue
+        if len(row) == len(header) + 1 and not row[-1]:
+            row.pop()  # a delimiter ending the row (Web of Science's tab-delimited export)
         missing = {cell.strip() for cell in header[len(row) :]}  # (a short row's columns)
         short_of_optional = len(row) < len(header) and missing <= set(optional)
         if problem is None and len(row) != len(header) and not short_of_optional:
