@@ -2,6 +2,7 @@
 file, rows tagged + records reported without an abstract + bad records reported = the records in
 the file, with their ids and titles carried; never a record lost in silence."""
 
+import io
 import json
 import re
 from pathlib import Path
@@ -86,6 +87,30 @@ def test_every_record_of_an_export_is_tagged_or_reported(capsys, tmp_path, name)
     )
     for identifier, text in texts.items():
         assert text in found[identifier], found[identifier]
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_an_export_on_standard_input_is_read_as_its_file_is(name):
+    """``cat refs.bib | tagger predict``: the same records, ids, titles and texts as the file."""
+    data = (EXPORTS / name).read_bytes()
+    by_path, by_stdin = ReadReport(), ReadReport()
+    expected = list(read_abstracts([EXPORTS / name], skip_bad=True, report=by_path))
+    found = list(
+        read_abstracts(["-"], stdin=io.BufferedReader(io.BytesIO(data)), skip_bad=True, report=by_stdin)
+    )
+    assert [(a.id, a.title, a.text) for a in found] == [(a.id, a.title, a.text) for a in expected]
+    assert len(by_stdin.skipped) == len(by_path.skipped)
+    assert len(by_stdin.without_abstract) == len(by_path.without_abstract)
+    assert any(note.startswith("<stdin>: read as") for note in by_stdin.notes), by_stdin.notes
+
+
+def test_xml_on_standard_input_is_refused_in_one_line(capsys, monkeypatch):
+    feed = b'<?xml version="1.0"?>\n<feed xmlns="http://www.w3.org/2005/Atom"></feed>\n'
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(feed))))
+    status, out, err = run(capsys, "predict")
+    assert (status, out) == (2, "") and err == (
+        "tagger: <stdin>: XML is not read from standard input. Give the file's path instead of -.\n"
+    )
 
 
 def test_a_web_of_science_export_is_read_as_one_and_says_so(capsys, tmp_path):

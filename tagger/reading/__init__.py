@@ -22,6 +22,7 @@ from __future__ import annotations
 import codecs
 import lzma
 import os
+import re
 import sys
 import zlib
 from collections.abc import Iterable, Iterator
@@ -186,7 +187,9 @@ def _read_files(
                     )
                 )
                 continue
-            yield from _read_file(source, options.input_format or _sniff_stdin(source))
+            fmt = options.input_format or _sniff_stdin(source)
+            if fmt is not None:
+                yield from _read_file(source, fmt)
             continue
         fmt = options.input_format or format_of(path)
         _note_forced_format(path, options)
@@ -252,17 +255,35 @@ def _note_forced_format(path: Path, options: _Options) -> None:
         )
 
 
-def _sniff_stdin(source: _Source) -> str:
-    """The format of standard input from its first bytes: JSON lines when it starts with
+def _sniff_stdin(source: _Source) -> str | None:
+    """The format of standard input from its first bytes, as a file's name would say it:
+    BibTeX when it starts with an entry (``@article{``, after any comment lines), RIS with
+    ``TY  -``, Web of Science's plain text with ``FN`` or ``PT``, JSON lines when it starts with
     ``{``, a JSON array with ``[``, CSV when its first line is a header (one naming the
     abstract column, or short cells in the same number as the next line's), otherwise text.
-    Any format but text is noted in the report."""
+    Any format but text is noted in the report; XML is refused (name the file)."""
     peek = getattr(source.stream, "peek", None)
     head = peek(65536)[:65536] if peek else b""
     text = head.decode(source.encoding, errors="replace").lstrip("\ufeff")
     first_line, _, rest = text.lstrip().partition("\n")
+    first_line = first_line.rstrip("\r")
     fmt = "txt"
-    if first_line.startswith("{"):
+    if re.match(r"(\s*%[^\n]*\n)*\s*@\s*[A-Za-z]+\s*[{(]", text):
+        fmt = "bib"
+    elif re.match(r"TY  -", first_line):
+        fmt = "ris"
+    elif re.match(r"(FN|PT) \S", first_line):
+        fmt = "wos"
+    elif first_line.startswith("<"):
+        source.options.bad(
+            InputError(
+                "XML is not read from standard input",
+                where=STDIN_NAME,
+                fix="Give the file's path instead of -.",
+            )
+        )
+        return None
+    elif first_line.startswith("{"):
         fmt = "jsonl"
     elif first_line.startswith("["):
         fmt = "json"
