@@ -13,7 +13,28 @@ from .project import DEFAULT_MODEL_DIR
 from .workers import default_jobs as batch_jobs
 
 
+class _Once(argparse._StoreAction):
+    """An option of one value (argparse's store, which keeps the last of two in silence):
+    given twice, a usage error."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        given = getattr(namespace, "_given", set())
+        if option_string is not None and self.dest in given:
+            first = str(getattr(namespace, self.dest))
+            raise UsageError(
+                f"{option_string} is given twice ({first!r}, then {str(values)!r})",
+                fix=f"Give {option_string} once: it takes one value.",
+            )
+        namespace._given = given | {self.dest}
+        super().__call__(parser, namespace, values, option_string)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _Once)
+        self.register("action", "store", _Once)
+
     def error(self, message: str) -> NoReturn:  # usage errors exit 1, not argparse's 2
         raise UsageError(message, fix=f"{_did_you_mean(self, message)}See '{self.prog} --help'.")
 
@@ -193,7 +214,8 @@ def parser() -> argparse.ArgumentParser:
     predict.add_argument(
         "--keep",
         metavar="COLUMNS",
-        help="input columns to carry into the output, comma-separated (title,doi), or all",
+        action="append",
+        help="input columns to carry into the output, comma-separated (title,doi), or all; repeatable",
     )
     predict.add_argument(
         "--review-below",

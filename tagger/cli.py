@@ -47,16 +47,18 @@ def _init(args: argparse.Namespace) -> int:
     return 0
 
 
-def _keep(value: str | None) -> tuple[str, ...]:
-    """--keep: the column names, or the readers' KEEP_ALL for 'all'."""
-    if value is None:
+def _keep(values: list[str] | None) -> tuple[str, ...]:
+    """--keep, given once or more: the column names, or the readers' KEEP_ALL for 'all'."""
+    if not values:
         return ()
-    if value.strip().lower() == "all":
+    if any(value.strip().lower() == "all" for value in values):
         return reading.KEEP_ALL
-    names = tuple(name.strip() for name in value.split(",") if name.strip())
+    names = tuple(
+        dict.fromkeys(name.strip() for value in values for name in value.split(",") if name.strip())
+    )
     if not names:
         raise UsageError(
-            f"--keep {value!r} names no column", fix="Give column names, comma-separated, or all."
+            f"--keep {','.join(values)!r} names no column", fix="Give column names, comma-separated, or all."
         )
     return names
 

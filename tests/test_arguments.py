@@ -135,3 +135,25 @@ def test_an_empty_unlabelled_pile_is_said_to_be_empty(capsys, tmp_path):
         "--model", tmp_path / "m",
     )  # fmt: skip
     assert status == 0 and "no unlabelled abstract in --unlabelled (it holds no abstracts)" in err
+
+
+def test_keep_given_twice_keeps_both_and_a_single_valued_option_twice_is_refused(capsys, tmp_path):
+    import json
+
+    pile = tmp_path / "pile.jsonl"
+    pile.write_text(
+        json.dumps({"abstract": "Robots grasp cups.", "title": "Cups", "area": "robotics", "venue": "X"})
+        + "\n"
+    )
+    status, out, _ = run(capsys, "predict", pile, "--keep", "area", "--keep", "venue", "--format", "jsonl")
+    row = json.loads(out)
+    assert status == 0 and (row["area"], row["venue"]) == ("robotics", "X")
+    for option, first, second in (
+        ("--column", "abstract", "title"),
+        ("--review-below", "0.5", "0.6"),
+        ("-o", "a.csv", "b.csv"),
+    ):
+        status, out, err = run(capsys, "predict", pile, option, first, option, second)
+        assert (status, out) == (1, "") and err == (
+            f"tagger: {option} is given twice ({first!r}, then {second!r}). Give {option} once: it takes one value.\n"
+        ), err
