@@ -18,7 +18,7 @@ class _Once(argparse._StoreAction):
     given twice, a usage error."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        given = getattr(namespace, "_given", set())
+        given: set[str] = getattr(namespace, "_given", set())
         if option_string is not None and self.dest in given:
             first = str(getattr(namespace, self.dest))
             raise UsageError(
