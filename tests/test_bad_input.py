@@ -112,7 +112,7 @@ def test_unknown_extensions(capsys, tmp_path):
     path.write_text(ABSTRACT, encoding="utf-8")
     status, _, err = run(capsys, "predict", path)
     assert one_line_error(err, status) == (
-        f"tagger: {path}: unknown file type '.md'. Use one of .txt, .csv, .tsv, .jsonl, .json, .parquet, .bib, .ris, .xlsx "
+        f"tagger: {path}: unknown file type '.md'. Use one of .txt, .csv, .tsv, .jsonl, .json, .parquet, .bib, .ris, .xlsx, .atom, .xml "
         "(compressed too), or say which with --input-format.\n"
     )
     status, out, _ = run(capsys, "predict", path, "--input-format", "txt")
@@ -199,7 +199,7 @@ def test_skip_bad_tags_the_rest_and_lists_every_skipped_record(capsys, tmp_path)
     ]
     assert lines[2 + bad : -1] == [
         f"left out 1 record(s) without an abstract, nothing to tag: {tmp_path / 'e.csv'}:3 (y)",
-        f"note: {tmp_path / 'g.md'}: ignored, not one of .txt, .csv, .tsv, .jsonl, .json, .parquet, .bib, .ris, .xlsx (compressed too)",
+        f"note: {tmp_path / 'g.md'}: ignored, not one of .txt, .csv, .tsv, .jsonl, .json, .parquet, .bib, .ris, .xlsx, .atom, .xml (compressed too)",
         f"note: {tmp_path / 'f-empty.jsonl'}: empty file",
     ]
     assert lines[-1].startswith("model: ")  # which model tagged, last

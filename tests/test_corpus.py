@@ -102,7 +102,7 @@ def test_directories_are_walked_in_order_skipping_other_files(tmp_path):
     assert texts == ["First abstract here.", "Second abstract here."]
     assert report.notes == [
         f"{tmp_path / '.hidden.txt'}: left out, hidden",
-        f"{tmp_path / 'notes.md'}: ignored, not one of .txt, .csv, .tsv, .jsonl, .json, .parquet, .bib, .ris, .xlsx (compressed too)",
+        f"{tmp_path / 'notes.md'}: ignored, not one of .txt, .csv, .tsv, .jsonl, .json, .parquet, .bib, .ris, .xlsx, .atom, .xml (compressed too)",
     ]
 
 

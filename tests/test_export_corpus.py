@@ -51,8 +51,15 @@ CORPUS = {
         0,
         {"p1": "We generate protein backbones with a diffusion model. Designed binders are validated"},
     ),
+    "arxiv-query.atom": (  # the arXiv API's answer to a query
+        ["http://arxiv.org/abs/2502.01234v1", "http://arxiv.org/abs/2502.09999v1"],
+        1,
+        0,
+        {"http://arxiv.org/abs/2502.01234v1": "and a depth camera, trained in simulation & transferred"},
+    ),
 }
 TITLES = {
+    "http://arxiv.org/abs/2502.01234v1": "Learning to Climb Stairs with a Quadruped Robot from Proprioception",
     "WOS:000123456700001": "Grasping unknown objects with tactile sensing",
     "WOS:000000000000003": "Regret of linear bandits",
     "p3": "Quantizing language models to four bits",
@@ -104,13 +111,44 @@ def test_an_export_on_standard_input_is_read_as_its_file_is(name):
     assert any(note.startswith("<stdin>: read as") for note in by_stdin.notes), by_stdin.notes
 
 
-def test_xml_on_standard_input_is_refused_in_one_line(capsys, monkeypatch):
-    feed = b'<?xml version="1.0"?>\n<feed xmlns="http://www.w3.org/2005/Atom"></feed>\n'
-    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(feed))))
-    status, out, err = run(capsys, "predict")
-    assert (status, out) == (2, "") and err == (
-        "tagger: <stdin>: XML is not read from standard input. Give the file's path instead of -.\n"
+def test_an_atom_feed_keeps_its_dates_authors_and_categories(capsys, tmp_path):
+    status, _, _ = run(
+        capsys, "predict", EXPORTS / "arxiv-query.atom", "--keep", "all", "-o", tmp_path / "out.jsonl"
     )
+    first = json.loads((tmp_path / "out.jsonl").read_text().splitlines()[0])
+    assert status == 0
+    assert (first["published"], first["authors"], first["categories"], first["primary_category"]) == (
+        "2025-02-03T18:00:00Z",
+        "Ana Lima; Ben Ode",
+        "cs.RO; cs.LG",
+        "cs.RO",
+    )
+
+
+BOMB = """<?xml version="1.0"?>
+<!DOCTYPE feed [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>
+<feed xmlns="http://www.w3.org/2005/Atom"><entry><id>1</id><summary>&b;</summary></entry></feed>
+"""
+EXTERNAL = """<?xml version="1.0"?>
+<!DOCTYPE feed [<!ENTITY x SYSTEM "file:///etc/hostname">]>
+<feed xmlns="http://www.w3.org/2005/Atom"><entry><id>1</id><summary>&x;</summary></entry></feed>
+"""
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (BOMB, "XML with a DTD or entities, not read: they could expand or fetch anything"),
+        (EXTERNAL, "XML with a DTD or entities, not read: they could expand or fetch anything"),
+        ("<rss><channel/></rss>", "an XML file that is not an Atom feed (its root is <rss>)"),
+        ('<feed xmlns="http://www.w3.org/2005/Atom"><entry><id>1</id><summary>cut', "not well-formed XML"),
+    ],
+)
+def test_an_xml_file_that_is_not_a_plain_atom_feed_is_one_clear_error(capsys, tmp_path, content, message):
+    (tmp_path / "feed.xml").write_text(content)
+    status, out, err = run(capsys, "predict", tmp_path / "feed.xml")
+    assert (status, out) == (2, "") and message in err and len(err.splitlines()) == 1, err
+    assert "aaaaaaaaaa" not in err
 
 
 def test_a_web_of_science_export_is_read_as_one_and_says_so(capsys, tmp_path):

@@ -32,7 +32,7 @@ from typing import IO, cast
 from .._version import install_hint
 from ..errors import InputError
 from .abstracts import KEEP_ALL, Abstract, Columns, abstract_id, content_id, document, normalise_whitespace
-from .exports import _read_bib, _read_ris, _read_wos, _read_xlsx, is_wos_text
+from .exports import _read_atom, _read_bib, _read_ris, _read_wos, _read_xlsx, is_wos_text
 from .files import (
     COMPRESSIONS,
     FORMAT_LIST,
@@ -258,10 +258,11 @@ def _note_forced_format(path: Path, options: _Options) -> None:
 def _sniff_stdin(source: _Source) -> str | None:
     """The format of standard input from its first bytes, as a file's name would say it:
     BibTeX when it starts with an entry (``@article{``, after any comment lines), RIS with
-    ``TY  -``, Web of Science's plain text with ``FN`` or ``PT``, JSON lines when it starts with
+    ``TY  -``, Web of Science's plain text with ``FN`` or ``PT``, XML (an Atom feed) with ``<``,
+    JSON lines when it starts with
     ``{``, a JSON array with ``[``, CSV when its first line is a header (one naming the
     abstract column, or short cells in the same number as the next line's), otherwise text.
-    Any format but text is noted in the report; XML is refused (name the file)."""
+    Any format but text is noted in the report."""
     peek = getattr(source.stream, "peek", None)
     head = peek(65536)[:65536] if peek else b""
     text = head.decode(source.encoding, errors="replace").lstrip("\ufeff")
@@ -275,14 +276,7 @@ def _sniff_stdin(source: _Source) -> str | None:
     elif re.match(r"(FN|PT) \S", first_line):
         fmt = "wos"
     elif first_line.startswith("<"):
-        source.options.bad(
-            InputError(
-                "XML is not read from standard input",
-                where=STDIN_NAME,
-                fix="Give the file's path instead of -.",
-            )
-        )
-        return None
+        fmt = "xml"
     elif first_line.startswith("{"):
         fmt = "jsonl"
     elif first_line.startswith("["):
@@ -325,6 +319,8 @@ READERS = {
     "bib": _read_bib,
     "ris": _read_ris,
     "wos": _read_wos,  # (a .txt file that is a Web of Science export)
+    "atom": _read_atom,
+    "xml": _read_atom,  # (an Atom feed, or refused)
 }
 PATH_READERS = {"parquet": _read_parquet, "xlsx": _read_xlsx}  # binary files, read from their path
 

@@ -18,7 +18,7 @@ from typing import IO, cast
 from ..errors import InputError
 from .source import ReadReport, _bad
 
-FORMATS = ("txt", "csv", "tsv", "jsonl", "json", "parquet", "bib", "ris", "xlsx")
+FORMATS = ("txt", "csv", "tsv", "jsonl", "json", "parquet", "bib", "ris", "xlsx", "atom", "xml")
 
 
 # Compressed files are read through these (the format is the extension before theirs).
