@@ -57,8 +57,29 @@ CORPUS = {
         0,
         {"http://arxiv.org/abs/2502.01234v1": "and a depth camera, trained in simulation & transferred"},
     ),
+    "scopus.csv": (  # Scopus: a BOM, every cell quoted, "[No abstract available]"
+        ["2-s2.0-85100000001", "2-s2.0-85100000003"],
+        1,
+        0,
+        {"2-s2.0-85100000003": "95% of nodes are certified"},
+    ),
+    "zotero.csv": (  # Zotero: a BOM, CRLF, an abstract over two lines, ids from Key
+        ["ABCD1234", "IJKL9012"],
+        1,
+        0,
+        {"ABCD1234": "instead of tokens, matching a tokenized model"},
+    ),
+    "wos-export.xlsx": (  # Web of Science's Excel export, full column names
+        ["WOS:001", "WOS:003"],
+        1,
+        0,
+        {"WOS:003": "cutting the average completion time by a third"},
+    ),
 }
 TITLES = {
+    "2-s2.0-85100000001": "Sim-to-real transfer for legged robots",
+    "IJKL9012": "Private federated learning with secure aggregation",
+    "WOS:001": "Protein structure prediction with diffusion",
     "http://arxiv.org/abs/2502.01234v1": "Learning to Climb Stairs with a Quadruped Robot from Proprioception",
     "WOS:000123456700001": "Grasping unknown objects with tactile sensing",
     "WOS:000000000000003": "Regret of linear bandits",
@@ -96,7 +117,7 @@ def test_every_record_of_an_export_is_tagged_or_reported(capsys, tmp_path, name)
         assert text in found[identifier], found[identifier]
 
 
-@pytest.mark.parametrize("name", sorted(CORPUS))
+@pytest.mark.parametrize("name", sorted(set(CORPUS) - {"wos-export.xlsx"}))  # (a workbook needs its path)
 def test_an_export_on_standard_input_is_read_as_its_file_is(name):
     """``cat refs.bib | tagger predict``: the same records, ids, titles and texts as the file."""
     data = (EXPORTS / name).read_bytes()

@@ -98,7 +98,10 @@ def _without_abstract(fields: dict) -> bool:
     """Whether a record (its fields) has nothing in its abstract: it is left out and counted
     (a reference export always has some such records), not a bad record that stops the run."""
     text = fields.get("abstract")
-    return text is None or (isinstance(text, str) and (not text or text.isspace()))
+    return text is None or (isinstance(text, str) and (not text or text.isspace() or text in NO_ABSTRACT))
+
+
+NO_ABSTRACT = {"[No abstract available]"}  # what Scopus writes in a record's empty abstract
 
 
 @dataclass(frozen=True)

@@ -175,15 +175,16 @@ ONE_PER_LINE_CHARS = 200
 
 
 def header_delimiter(line: str, columns: Columns, require: bool = False) -> str | None:
-    """The delimiter a CSV header line splits on: the one that yields the abstract column,
-    else (unless ``require``) the one that yields the most columns."""
+    """The delimiter a CSV header line splits on: the one that yields the abstract column (by
+    its name or an export's, :func:`field_names`), else (unless ``require``) the one that
+    yields the most columns."""
     best, most = None, 1
     for delimiter in DELIMITERS:
         try:
-            cells = next(csv.reader([line], delimiter=delimiter))
+            cells = next(csv.reader([line.rstrip("\r\n")], delimiter=delimiter))
         except (csv.Error, StopIteration):
             continue
-        if columns.abstract.lower() in (cell.strip().lower() for cell in cells):
+        if "abstract" in field_names(cells, columns):
             return delimiter
         if len(cells) > most:
             best, most = delimiter, len(cells)
