@@ -23,10 +23,11 @@ import itertools
 import signal
 import threading
 from collections.abc import Generator, Iterable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import WorkerError
+from .errors import InputError, WorkerError
 from .model import Model
 from .prediction import Prediction, predictions
 from .reading import Abstract, FileEnd, PieceTask
@@ -63,24 +64,38 @@ def tag_blocks(
             yield from _finished(unit, _here(model, unit))
 
 
-Unit = list[Abstract] | PieceTask | FileEnd  # what a process is handed at once
+@dataclass(frozen=True)
+class _Stop:
+    """Where reading stopped on a bad record: raised in its turn, once every abstract read
+    before it is tagged and given out (whichever process reads the input)."""
+
+    error: InputError
+
+
+Unit = list[Abstract] | PieceTask | FileEnd | _Stop  # what a process is handed at once
 
 
 def _units(items: Iterable[Abstract | PieceTask | FileEnd], size: int) -> Iterator[Unit]:
     """Abstracts in lists of ``size`` (the last one shorter); a piece of a file, and a file's
-    end, each on its own."""
+    end, each on its own; a bad record that stops the reading as the last unit."""
     chunk: list[Abstract] = []
-    for item in items:
-        if isinstance(item, Abstract):
-            chunk.append(item)
-            if len(chunk) == size:
+    try:
+        for item in items:
+            if isinstance(item, Abstract):
+                chunk.append(item)
+                if len(chunk) == size:
+                    yield chunk
+                    chunk = []
+                continue
+            if chunk:
                 yield chunk
                 chunk = []
-            continue
+            yield item
+    except InputError as error:
         if chunk:
             yield chunk
-            chunk = []
-        yield item
+        yield _Stop(error)
+        return
     if chunk:
         yield chunk
 
@@ -101,17 +116,24 @@ def _task(unit: list[Abstract] | PieceTask):
 
 
 def _here(model: Model, unit: Unit):
-    return None if isinstance(unit, FileEnd) else tag_task(model, _task(unit))
+    return None if isinstance(unit, (FileEnd, _Stop)) else tag_task(model, _task(unit))
 
 
 def _finished(unit: Unit, answer) -> Iterator[tuple[list[Abstract], np.ndarray]]:
     """A unit's chunk of abstracts and their probabilities, once its work is done; a piece
-    put back (its first bad record raised), a file's end said."""
+    put back (its abstracts before its first bad record given out, then that record
+    raised), a file's end said, a stop raised."""
     if isinstance(unit, FileEnd):
         unit.finish()
+    elif isinstance(unit, _Stop):
+        raise unit.error
     elif isinstance(unit, PieceTask):
         read, probabilities = answer
-        yield unit.merge(read), probabilities
+        abstracts = unit.merge(read)
+        if abstracts:
+            yield abstracts, probabilities
+        if read.error is not None:
+            raise read.error
     else:
         yield unit, answer
 
@@ -164,7 +186,7 @@ def _in_parallel(units: Iterator[Unit], model: Model, jobs: int) -> Iterator[tup
         while True:
             while (queued := held if held is not None else next(units, None)) is not None:
                 held = None
-                if isinstance(queued, FileEnd):  # no work: said in its turn
+                if isinstance(queued, (FileEnd, _Stop)):  # no work: said in its turn
                     window.append([queued, None])
                     continue
                 worker = pool.submit(_task(queued))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import errno
-import itertools
 import json
 import os
 import sys
@@ -31,6 +30,7 @@ from .schema import COLUMNS, PREDICTION_COLUMNS, field, probability_columns
 
 FORMATS = ("csv", "jsonl", "parquet")
 DIGITS = 4  # probabilities are written rounded to this many decimals
+COLUMNS_FROM = 100  # with --keep all, a table's columns are the kept fields of its first rows
 _PROBABILITY_COLUMNS = ("confidence", "runner_up_confidence")
 Protected = Iterable[tuple[str | os.PathLike, str]]  # folders no output goes into, with what they hold
 
@@ -97,6 +97,9 @@ class ChunkRows:
             }
         self.kept = [a.extra or {} for a in chunk] if layout.keep else None
 
+    def __len__(self) -> int:
+        return len(self.table["id"])
+
     def __iter__(self) -> Iterator[dict]:
         for i, values in enumerate(zip(*self.table.values())):
             row = dict(zip(self.table, values))
@@ -116,11 +119,6 @@ class ChunkRows:
     def tag_cells(self) -> list[str]:
         """The ``tags`` column as CSV cells."""
         return [";".join(f"{area}:{round(p, DIGITS)}" for area, p in tags) for tags in self.tags]
-
-    def kept_names(self) -> list[str]:
-        """The output names of the kept columns, in the order the rows first hold them."""
-        names = dict.fromkeys(itertools.chain.from_iterable(self.kept or ()))
-        return [kept_name(name) for name in names]
 
     def cells(self, columns: tuple[str, ...]) -> Iterator[list]:
         """Each row as the CSV cells of ``columns`` (:data:`COLUMNS`, then ``tags``, every
@@ -215,9 +213,10 @@ def format_for(path: str | os.PathLike | None, given: str | None, default: str =
 class RowWriter:
     """Writes rows (see :func:`rows`) to a stream in one of :data:`FORMATS` (Parquet: a binary
     stream, written a chunk at a time through pyarrow). The columns are fixed by the first
-    chunk: :data:`COLUMNS`, ``tags`` if the layout asks, then the kept columns (with
-    ``--keep all``, those of the first chunk's rows; a later column is written in JSON lines
-    and noted otherwise)."""
+    rows: :data:`COLUMNS`, ``tags`` if the layout asks, then the kept columns (with ``--keep
+    all``, those of the first :data:`COLUMNS_FROM` rows, however many chunks they come in, so
+    that the columns never depend on the chunking; a later column is written in JSON lines and
+    noted otherwise)."""
 
     def __init__(self, stream: IO, output_format: str = "csv", layout: Layout = Layout()) -> None:
         self.stream = stream
@@ -228,13 +227,23 @@ class RowWriter:
         self._csv = csv.writer(stream, lineterminator="\n") if output_format == "csv" else None
         self._parquet: Any = None  # a pyarrow ParquetWriter, once the first rows come
         self._written: set[str] = set()  # the columns, as a set (rows may hold thousands)
+        self._waiting: list[list[dict] | ChunkRows] = []  # first rows, until the columns are fixed
 
-    def _fix_columns(self, first: list[dict] | ChunkRows) -> tuple[str, ...]:
-        """The output's columns, from the first rows (and the layout); the CSV header written."""
-        if self.layout.keep == KEEP_ALL and isinstance(first, ChunkRows):
-            kept = first.kept_names()
-        elif self.layout.keep == KEEP_ALL:
-            kept = [name for row in first for name in row if field(name) is None]
+    def _fix_columns(self, first: list[list[dict] | ChunkRows]) -> tuple[str, ...]:
+        """The output's columns, from the first rows (with ``--keep all``, the kept fields of
+        the first :data:`COLUMNS_FROM` rows, however they came in chunks) and the layout;
+        the CSV header written."""
+        if self.layout.keep == KEEP_ALL:
+            kept: list[str] = []
+            left = COLUMNS_FROM
+            for rows in first:
+                if isinstance(rows, ChunkRows):
+                    kept += [kept_name(name) for row in (rows.kept or [])[:left] for name in row]
+                else:
+                    kept += [name for row in rows[:left] for name in row if field(name) is None]
+                left -= len(rows)
+                if left <= 0:
+                    break
         else:
             kept = [kept_name(name) for name in self.layout.keep]
         self.columns = (*COLUMNS, "tags", *probability_columns(self.layout.every_area), *dict.fromkeys(kept))
@@ -244,18 +253,32 @@ class RowWriter:
         return self.columns
 
     def write_rows(self, rows: ChunkRows | list[dict]) -> None:
-        if self.columns is None and self.layout.keep != KEEP_ALL:
-            self._fix_columns([])  # (the header, written with the first rows: nothing before)
+        if self.columns is None and self.layout.keep == KEEP_ALL and self.output_format != "jsonl":
+            self._waiting.append(rows if isinstance(rows, ChunkRows) else list(rows))
+            if sum(map(len, self._waiting)) >= COLUMNS_FROM:
+                self._write_waiting()
+            return
+        if self.columns is None:
+            self._fix_columns([rows] if isinstance(rows, ChunkRows) else [list(rows)])
+        self._write(rows)
+
+    def _write_waiting(self) -> None:
+        """The rows held until the columns could be fixed, written."""
+        waiting, self._waiting = self._waiting, []
+        self._fix_columns(waiting)
+        for rows in waiting:
+            self._write(rows)
+
+    def _write(self, rows: ChunkRows | list[dict]) -> None:
+        columns = self.columns or COLUMNS
         if isinstance(rows, ChunkRows) and self._csv is not None and rows.plain:
             self._csv.writerows(zip(*rows.table.values(), rows.tag_cells()))  # by column, no dict per row
             return
         if isinstance(rows, ChunkRows) and self._csv is not None:
-            columns = self.columns if self.columns is not None else self._fix_columns(rows)
             self.unwritten.update(rows.names_outside(self._written))
             self._csv.writerows(rows.cells(columns))
             return
         rows = list(rows)
-        columns = self.columns if self.columns is not None else self._fix_columns(rows)
         if self.output_format == "jsonl":
             for row in rows:
                 self.stream.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
@@ -286,6 +309,8 @@ class RowWriter:
             raise
 
     def close(self) -> None:
+        if self._waiting:
+            self._write_waiting()
         if self.columns is None and self._csv is not None:  # no rows: the header alone
             self._fix_columns([])
         if self._parquet is not None:

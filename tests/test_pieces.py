@@ -193,7 +193,10 @@ def _cut_then(path, change):
     try:
         for item in items:
             if isinstance(item, PieceTask):
-                ids += [a.id for a in item.merge(read_piece(item.piece))]
+                read = read_piece(item.piece)
+                ids += [a.id for a in item.merge(read)]
+                if read.error is not None:
+                    raise read.error
             elif isinstance(item, FileEnd):
                 item.finish()
             else:

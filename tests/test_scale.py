@@ -507,3 +507,49 @@ def test_workers_started_beside_other_threads_come_from_a_fork_server():
     assert len(answers) == 2
     expected = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     assert methods == [expected, expected]
+
+
+def _records(n, extra=lambda i: {}):
+    text = "We train a quadruped robot to climb stairs from proprioception and a depth camera. " * 20
+    return [{"id": f"r{i}", "abstract": f"{text} Record {i}.", **extra(i)} for i in range(n)]
+
+
+def test_kept_columns_are_the_same_whatever_the_number_of_processes(capsys, tmp_path):
+    """--keep all into CSV: the columns are those of the first rows, the same for every
+    --jobs (a field first seen at record 150 was a column with --jobs 1 and not with 2)."""
+    pile = tmp_path / "pile.jsonl"
+
+    def later(i):
+        return (
+            {"venue": "X"} | ({"doi": f"10.1/{i}"} if i >= 150 else {}) | ({"year": 2024} if i >= 60 else {})
+        )
+
+    pile.write_text("".join(json.dumps(r) + "\n" for r in _records(2000, later)))
+    outputs, notes = [], []
+    for jobs in (1, 2):
+        status, _, err = run(
+            capsys, "predict", pile, "--keep", "all", "--jobs", jobs, "-o", tmp_path / f"{jobs}.csv"
+        )
+        assert status == 0, err
+        outputs.append((tmp_path / f"{jobs}.csv").read_bytes())
+        notes.append([line for line in err.splitlines() if line.startswith("note:")])
+    assert outputs[0] == outputs[1] and notes[0] == notes[1]
+    assert outputs[0].split(b"\n", 1)[0].endswith(b",venue,year")
+    assert any("(doi)" in note for note in notes[0]), notes
+
+
+def test_rows_before_a_bad_record_are_the_same_whatever_the_number_of_processes(capsys, tmp_path):
+    """Every row before a bad record is written, then the error: on stdout, with --jobs 1 as
+    with --jobs 2 (0 rows and 759 before)."""
+    pile = tmp_path / "pile.jsonl"
+    lines = [json.dumps(r) for r in _records(1000)]
+    lines[906] = '{"id": "broken", "abstract": '
+    pile.write_text("\n".join(lines) + "\n")
+    assert pile.stat().st_size > 1_500_000
+    said = []
+    for jobs in (1, 2):
+        status, out, err = run(capsys, "predict", pile, "--jobs", jobs, "--format", "jsonl")
+        said.append((status, [json.loads(line)["id"] for line in out.splitlines()], err))
+    assert said[0] == said[1]
+    status, ids, err = said[0]
+    assert status == 2 and ids == [f"r{i}" for i in range(906)] and f"{pile}:907: " in err

@@ -331,8 +331,9 @@ class FileInPieces:
             yield handed_over()
 
     def merge(self, read: PieceRead) -> list[Abstract]:
-        """A piece's abstracts put back: positions counted on, the report's records added,
-        its first bad record raised."""
+        """A piece's abstracts put back: positions counted on, the report's records added
+        (its first bad record, ``read.error``, is for the caller to raise once the abstracts
+        before it are out)."""
         report, theirs = self.source.report, read.report
         report.read += theirs.read
         report.skipped += theirs.skipped
@@ -343,8 +344,6 @@ class FileInPieces:
         count.position += read.records
         count.found += len(read.abstracts)
         self.kept.unseen = {key: name for key, name in self.kept.unseen.items() if key in read.unseen}
-        if read.error is not None:
-            raise read.error
         return [abstract._replace(position=abstract.position + offset) for abstract in read.abstracts]
 
     def finish(self) -> None:
