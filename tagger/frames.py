@@ -14,7 +14,7 @@ from .model import Model, resolve
 from .output import prediction_table
 from .prediction import default_tags
 from .reading import Columns, content_id, document
-from .reading.records import field_names
+from .reading.records import ambiguous_names, field_names
 from .schema import PREDICTION_COLUMNS, probability_columns
 from .schema import field as schema_field
 
@@ -62,11 +62,11 @@ def matched_columns(
 ) -> tuple[str, str | None]:
     """The frame's columns of abstracts and titles, matched as ``tagger predict`` matches a
     file's (without regard to case; a ``title`` column is read when there is one)."""
-    from .reading import Columns
-    from .reading.records import field_names
-
     names = [name for name in frame.columns if isinstance(name, str)]
-    found = field_names(names, Columns(abstract=column, title=title_column or "title"))
+    columns = Columns(abstract=column, title=title_column or "title")
+    if twice := ambiguous_names(names, columns):
+        raise ArgumentError(f"the dataframe has {twice}", fix="Rename all but one, or drop them.")
+    found = field_names(names, columns)
     if title_column is not None and "title" not in found:
         _text_column(frame, title_column)  # (the error naming the columns)
     return found.get("abstract", column), found.get("title")

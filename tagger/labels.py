@@ -128,9 +128,13 @@ def _rows(
         raise LabelError("file not found", where=str(path), fix="Create it, or point to the right folder.")
     table = RecordFile(path, "csv", Columns(abstract=columns[0]), header=tuple(columns), optional=optional)
     table.require_columns(list(columns))
+    known = {table.named(name): name for name in (*columns, *optional)}  # (a header of any case)
     for record in table.records:
         if record.fields is not None:
-            yield f"{path}:{record.line}", {k: (v or "").strip() for k, v in record.fields.items() if k}
+            yield (
+                f"{path}:{record.line}",
+                {known.get(k, k): (v or "").strip() for k, v in record.fields.items() if k},
+            )
 
 
 def load_areas(path: str | os.PathLike) -> tuple[Area, ...]:
@@ -316,14 +320,15 @@ def labelled(
         docs, present, ids = documents(data, columns.abstract, title)
         if not present.all():
             raise UsageError(f"{(~present).sum()} row(s) have no abstract", fix="Fill them in or drop them.")
-        labels = data[found["area"]].astype(str).str.strip().tolist()
-        return labelled_set(docs, labels, "dataframe", ids=ids)
+        labels = data[found["area"]].tolist()
+        rows = [f"dataframe, row {index!r}" for index in data.index]
+        return labelled_set(docs, labels, "dataframe", ids=ids, wheres=rows)
     if areas is None or isinstance(data, (str, bytes)):
         raise UsageError(
             "train takes a labelled file, a dataframe, or a list of abstracts with a list of areas",
             fix="For lists: tagger.train(abstracts, areas).",
         )
-    texts, areas = list(data), [str(area) for area in areas]
+    texts, areas = list(data), list(areas)
     if not all(isinstance(text, str) for text in texts):
         raise UsageError("the abstracts must be strings", fix="Pass a list of str.")
     return labelled_set(
@@ -335,9 +340,33 @@ def labelled(
     )
 
 
+def area_names(values: Iterable, wheres: Sequence[str]) -> list[str]:
+    """Labels as area names (text, spaces at either end taken off); refused, naming the row
+    (``wheres``), a label no one gave (None, NaN, empty) and one holding ``;`` or ``:``, which
+    separate areas and their probabilities in the ``tags`` column."""
+    names = []
+    for value, where in zip(values, wheres):
+        missing = (
+            value is None or (isinstance(value, float) and value != value) or type(value).__name__ == "NAType"
+        )
+        name = "" if missing else str(value).strip()
+        if not name:
+            raise LabelError(
+                f"no area ({value!r})", where=where, fix="Give every abstract an area, or leave the row out."
+            )
+        if ";" in name or ":" in name:
+            raise LabelError(
+                f"the area {name!r} holds ';' or ':', which separate the areas of the tags column",
+                where=where,
+                fix="Name the area without them (robotics-manipulation, not robotics:manipulation).",
+            )
+        names.append(name)
+    return names
+
+
 def labelled_set(
     documents: Sequence[str],
-    areas: Sequence[str],
+    areas: Sequence,
     origin: str,
     *,
     ids: Sequence[str] | None = None,
@@ -346,15 +375,18 @@ def labelled_set(
 ) -> TrainingSet:
     """A training set of labelled documents (title and abstract) without area descriptions:
     the areas are the distinct labels (sorted, or in ``order``). Refused: areas whose names
-    differ only in case or spacing (``Clinical`` and ``clinical``), and one text labelled
-    with two areas (``wheres`` names each row in the messages)."""
+    differ only in case or spacing (``Clinical`` and ``clinical``), one text labelled with two
+    areas, and a label that is no area name (see :func:`area_names`; ``wheres`` names each row
+    in the messages)."""
     if len(documents) != len(areas):
         raise LabelError(
             f"{len(documents)} abstracts but {len(areas)} areas", where=origin, fix="Give one area each."
         )
+    wheres = wheres or [f"{origin}, row {i + 1}" for i in range(len(documents))]
+    areas = area_names(areas, wheres)
     ids = tuple(ids) if ids is not None else tuple(abstract_id(text) for text in documents)
     _refuse_areas_alike(areas, origin)
-    _refuse_two_areas_of_one_text(ids, areas, wheres or [f"{origin}, row {i + 1}" for i in range(len(ids))])
+    _refuse_two_areas_of_one_text(ids, areas, wheres)
     slugs = list(order) if order is not None else sorted(set(areas))
     if len(slugs) < 2:
         raise LabelError(

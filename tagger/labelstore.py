@@ -104,10 +104,16 @@ class RecordFile:
             options = [OPTIONS[role] for role in roles if role in OPTIONS]
             self.require_columns([self.roles[role] for role in roles], options)
 
+    def named(self, name: str) -> str:
+        """The header's name of the column ``name``, matched without regard to case or spaces
+        at either end, as the readers match columns (``Annotator`` is ``annotator``); else
+        ``name`` itself."""
+        return next((cell for cell in self.header if cell.strip().lower() == name.lower()), name)
+
     def require_columns(self, names: list[str], options: Sequence[str] = ()) -> None:
         """A clear error when the header lacks one of ``names`` (``options``: those that
         name the columns on the command line)."""
-        missing = [name for name in names if name not in self.header]
+        missing = [name for name in names if self.named(name) not in self.header]
         if missing:
             named = f", or name yours with {' and '.join(options)}" if options else ""
             raise LabelError(
@@ -134,13 +140,13 @@ class RecordFile:
 
     def field(self, record: Record, name: str) -> str:
         """A record's value of the column ``name``, as text ('' when it has none)."""
-        value = (record.fields or {}).get(name)
+        value = (record.fields or {}).get(self.named(name))
         return value.strip() if isinstance(value, str) else ""
 
     def add_columns(self, names: Sequence[str]) -> list[str]:
         """Add the columns of ``names`` a CSV file's header lacks, at its end, each record
         given an empty cell in each (every record is rewritten); the names added."""
-        added = [name for name in names if name not in self.header]
+        added = [name for name in names if self.named(name) not in self.header]
         if self.kind == "jsonl" or not added:
             return []
         self.header = [*self.header, *added]
@@ -162,7 +168,8 @@ class RecordFile:
     ) -> str:
         """A record of ``values`` (role -> value; ``columns``: column -> value) in this file's
         dialect: ``like``'s fields with those values changed, or a new record of them."""
-        named = {self.roles[role]: value for role, value in values.items()} | (columns or {})
+        named = {self.roles[role]: value for role, value in values.items()}
+        named |= {self.named(name): value for name, value in (columns or {}).items()}
         if self.kind == "jsonl":
             fields = dict(like.fields) if like is not None and like.fields is not None else {}
             fields.update(named)

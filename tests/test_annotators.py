@@ -198,3 +198,18 @@ def test_two_annotators_answers_and_undos_leave_each_ones_latest_label(tmp_path_
     assert {(r["abstract_id"], r["annotator"]): r["area"] for r in held} == expected and len(held) == len(
         expected
     )
+
+
+def test_a_labels_header_of_another_case_is_the_same_columns(project, capsys, monkeypatch):
+    """``Annotator`` is ``annotator``: agreement finds both annotators, and the next answer
+    neither adds a second column nor sees a false conflict."""
+    monkeypatch.chdir(project)
+    (project / "labels" / "labels.csv").write_text("Abstract_ID,Area,Title,Annotator,Labelled_At\n")
+    for who, area in (("alice", "robotics"), ("bob", "theory")):
+        ProjectLabels(project / "labels", project / "seeds", annotator=who).add(abstract(0), area)
+    ProjectLabels(project / "labels", project / "seeds", annotator="alice").add(abstract(0), "vision")
+    lines = (project / "labels" / "labels.csv").read_text().splitlines()
+    assert lines[0] == "Abstract_ID,Area,Title,Annotator,Labelled_At" and len(lines) == 3
+    assert [(r["Annotator"], r["Area"]) for r in rows(project)] == [("alice", "vision"), ("bob", "theory")]
+    status, out, _ = run(capsys, "labels", "--agreement")
+    assert status == 0 and "alice and bob: 1 abstracts labelled by both, agreeing on 0" in out

@@ -6,6 +6,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import run
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import Pipeline
@@ -13,6 +14,7 @@ from sklearn.utils.estimator_checks import check_estimator
 
 import tagger
 from tagger.errors import TaggerError
+from tagger.estimator import TaggerClassifier
 
 
 @pytest.fixture(scope="module")
@@ -179,3 +181,30 @@ def test_scikit_learns_checks_pass_except_those_for_numeric_input():
 def test_missing_labels_and_texts_are_clear_value_errors(X, y, message):
     with pytest.raises(ValueError, match=message):
         tagger.TaggerClassifier().fit(X, y)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), None, "", "  ", "robotics;vision", "a:b"])
+def test_a_label_no_one_gave_or_that_breaks_the_tags_column_is_refused_naming_its_row(bad):
+    import pandas as pd
+
+    texts = ["Robots grasp cups.", "We prove a regret bound.", "Robots walk on stairs.", "A bound on regret."]
+    areas = ["robotics", "theory", bad, "theory"]
+    frame = pd.DataFrame({"abstract": texts, "area": areas})
+    for call, where in (
+        (lambda: tagger.train(pd.Series(texts), pd.Series(areas, dtype=object)), "lists, row 3"),
+        (lambda: tagger.train(frame), "dataframe, row 2"),
+        (lambda: TaggerClassifier().fit(texts, areas), "y[2]" if bad is None or bad != bad else "fit, row 3"),
+    ):
+        with pytest.raises(TaggerError) as error:
+            call()
+        said = str(error.value)
+        assert where in said and ("no area" in said or "';' or ':'" in said or "missing" in said), said
+
+
+def test_a_labelled_file_with_an_empty_or_bad_area_is_one_clear_error(capsys, tmp_path):
+    path = tmp_path / "mine.csv"
+    path.write_text("abstract,area\nRobots grasp cups.,bots\nProteins fold.,bio:chem\nCells divide.,bio\n")
+    status, out, err = run(capsys, "train", "--data", path, "--model", tmp_path / "m")
+    assert (status, out) == (2, "") and err.startswith(
+        f"tagger: {path}:3: the area 'bio:chem' holds ';' or ':'"
+    )

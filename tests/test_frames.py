@@ -159,3 +159,12 @@ def test_one_tag_dataframe_for_pandas_and_dask():
     assert list(inspect.signature(cluster.tag_dataframe).parameters) == list(
         inspect.signature(frames.tag_dataframe).parameters
     )
+
+
+def test_two_columns_alike_but_for_case_are_refused_as_in_a_file(shipped):
+    frame = pd.DataFrame([["Robots grasp cups.", "Proteins fold."]], columns=["abstract", "Abstract"])
+    with pytest.raises(
+        TaggerError,
+        match=r"the dataframe has 2 columns named 'abstract' \('abstract', 'Abstract'\), not told apart",
+    ):
+        tagger.tag_dataframe(frame, model=shipped)

@@ -441,8 +441,8 @@ def csv_rows(
             continue
         if len(row) == len(header) + 1 and not row[-1]:
             row.pop()  # a delimiter ending the row (Web of Science's tab-delimited export)
-        missing = {cell.strip() for cell in header[len(row) :]}  # (a short row's columns)
-        short_of_optional = len(row) < len(header) and missing <= set(optional)
+        missing = {cell.strip().lower() for cell in header[len(row) :]}  # (a short row's columns)
+        short_of_optional = len(row) < len(header) and missing <= {name.lower() for name in optional}
         if problem is None and len(row) != len(header) and not short_of_optional:
             problem = InputError(
                 f"row has {len(row)} cells, the header has {len(header)}",
