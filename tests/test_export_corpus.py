@@ -286,3 +286,44 @@ def test_the_libraries_own_warnings_never_reach_the_user(capfd, tmp_path):
     assert len(list(read_abstracts([tmp_path / "odd.bib"], report=report))) == 1
     out, err = capfd.readouterr()
     assert (out, err) == ("", "") and len(report.notes) == 1
+
+
+@pytest.mark.slow
+def test_a_workbook_is_read_a_row_at_a_time(tmp_path):
+    """Memory does not grow with the workbook (a 6 MB one of repetitive cells took 2.7 GB)."""
+    import tracemalloc
+
+    from openpyxl import Workbook
+
+    peaks = []
+    for rows in (2_000, 8_000):
+        book = Workbook(write_only=True)
+        sheet = book.create_sheet("papers")
+        sheet.append(["title", "abstract", "id"])
+        for i in range(rows):
+            sheet.append(["A title", "Robots grasp cups with tactile skins in simulation.", f"r{i}"])
+        book.save(tmp_path / f"{rows}.xlsx")
+        tracemalloc.start()
+        assert sum(1 for _ in read_abstracts([tmp_path / f"{rows}.xlsx"])) == rows
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    assert peaks[1] < 1.3 * peaks[0] + 2**20, peaks
+
+
+def test_a_reference_record_that_never_ends_is_a_bad_record_not_a_growing_one(tmp_path, monkeypatch):
+    """A TY line followed by megabytes of junk held the whole rest of the file (40 MB: 879 MB):
+    past the bound it is a bad record at its first line, the rest noted as outside records."""
+    from tagger.reading import exports
+
+    monkeypatch.setattr(exports, "MAX_RECORD_CHARS", 1000)
+    path = tmp_path / "junk.ris"
+    path.write_text("TY  - JOUR\nAB  - Robots grasp cups.\n" + "junk line of no record\n" * 200 + "ER  - \n")
+    report = ReadReport()
+    assert list(read_abstracts([path], skip_bad=True, report=report)) == []
+    assert report.skipped == [
+        f"{path}:1: a RIS record without its end (over 1,000 characters). "
+        "Add the ER line, or leave the record out with --skip-bad."
+    ]
+    assert report.notes == [
+        f"{path}: 158 line(s) outside any record (TY to ER) left out, the first at line 46"
+    ]

@@ -12,13 +12,14 @@ import contextlib
 import logging
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from .files import display_name
-from .records import Record, _kept, _note_export_names, field_names, header_problem
+from .records import MAX_ABSTRACT_CHARS, Record, _kept, _note_export_names, field_names, header_problem
 from .source import _Options, _Source
 
 # -- BibTeX ---------------------------------------------------------------------------------------
@@ -234,49 +235,96 @@ _RIS_TAG = re.compile(r"^([A-Z][A-Z0-9])  -(?: |$)")
 
 
 def _read_ris(source: _Source) -> Iterator[Record | InputError]:
-    """A RIS file's records (``TY`` to ``ER``), each parsed by rispy; a record that does not
-    end before the next starts (or the file ends) is a bad record at its ``TY`` line, and text
-    outside records is noted, not dropped silently."""
+    """A RIS file's records (``TY`` to ``ER``), each parsed by rispy (see :func:`_tagged_records`
+    for what is said of the rest)."""
     import rispy
 
     columns = source.options.columns
-    record: list[str] = []
-    start = 0
-    outside: list[int] = []
     first = True
+    for found in _tagged_records(source, _ris_tag, _RIS):
+        if isinstance(found, InputError):
+            yield found
+            continue
+        start, _, lines = found
+        where = f"{source.name}:{start}"
+        parsed = rispy.loads("".join(line + "\n" for line in [*_joined(lines), "ER  - "]))
+        if not parsed:
+            yield InputError("not a readable RIS record", where=where, fix="Fix it.")
+            continue
+        fields = {name: _ris_value(value) for name, value in parsed[0].items()}
+        if first and (problem := _first_reference(fields, source, where, "tag")):
+            yield problem
+            return
+        first = False
+        yield _record(fields, start, where, columns)
+
+
+def _ris_tag(line: str) -> str | None:
+    tag = _RIS_TAG.match(line)
+    return tag.group(1) if tag else None
+
+
+@dataclass(frozen=True)
+class _Tagged:
+    """A format of records of tagged lines: its name, the tags that start and end a record,
+    and those that frame the file (outside records, not text)."""
+
+    name: str
+    start: str
+    end: str
+    framing: tuple[str, ...] = ()
+
+
+_RIS = _Tagged("RIS", "TY", "ER")
+_WOS = _Tagged("Web of Science", "PT", "ER", ("FN", "VR", "EF"))
+MAX_RECORD_CHARS = 2 * MAX_ABSTRACT_CHARS  # a longer record is missing its end
+
+
+def _tagged_records(
+    source: _Source, tag_of: Callable[[str], str | None], kind: _Tagged
+) -> Iterator[tuple[int, int, list[str]] | InputError]:
+    """The records of a file of tagged lines (RIS, Web of Science), each as (its first line's
+    number, its last's, its lines without their ends), the end line left out. A record that
+    does not end before the next starts (or the file ends), or runs past
+    :data:`MAX_RECORD_CHARS`, is a bad record at its first line, and text outside records is
+    noted, not dropped silently: nothing held grows with the file."""
+    record: list[str] | None = None
+    start = size = outside = first_outside = 0
     for number, line in enumerate(source.lines(), start=1):
-        line = line.lstrip("\ufeff").rstrip("\r\n") + "\n"  # (CRLF or LF)
-        tag = _RIS_TAG.match(line)
-        if tag and tag.group(1) == "TY":
-            if record:
-                yield _unended(source.name, start)
-            record, start = [line], number
-        elif not record:
-            if line.strip():
-                outside.append(number)
-        elif tag and tag.group(1) == "ER":
-            where = f"{source.name}:{start}"
-            problem = source.check_text(start, number, where)
-            parsed = [] if problem else rispy.loads("".join([*_joined(record), "ER  - \n"]))
-            record = []
-            if problem or not parsed:
-                yield problem or InputError("not a readable RIS record", where=where, fix="Fix it.")
-                continue
-            fields = {name: _ris_value(value) for name, value in parsed[0].items()}
-            if first and (problem := _first_reference(fields, source, where, "tag")):
-                yield problem
-                return
-            first = False
-            yield _record(fields, start, where, columns)
+        line = line.lstrip("\ufeff").rstrip("\r\n")  # (CRLF or LF)
+        tag = tag_of(line)
+        if tag == kind.start:
+            if record is not None:
+                yield _unended(kind, source.name, start)
+            record, start, size = [line], number, len(line)
+        elif record is None:
+            if line.strip() and tag not in kind.framing:
+                outside += 1
+                first_outside = first_outside or number
+        elif tag == kind.end:
+            yield source.check_text(start, number, f"{source.name}:{start}") or (start, number, record)
+            record = None
+        elif (size := size + len(line)) > MAX_RECORD_CHARS:
+            yield _unended(kind, source.name, start, f"over {MAX_RECORD_CHARS:,} characters")
+            record, outside, first_outside = None, outside + 1, first_outside or number
         else:
             record.append(line)
-    if record:
-        yield _unended(source.name, start)
+    if record is not None:
+        yield _unended(kind, source.name, start)
     if outside:
         source.report.notes.append(
-            f"{source.name}: {len(outside)} line(s) outside any record (TY to ER) left out, "
-            f"the first at line {outside[0]}"
+            f"{source.name}: {outside} line(s) outside any record ({kind.start} to {kind.end}) left out, "
+            f"the first at line {first_outside}"
         )
+
+
+def _unended(kind: _Tagged, name: str, line: int, what: str = "") -> InputError:
+    what = what or f"no {kind.end} line before the next record or the file's end"
+    return InputError(
+        f"a {kind.name} record without its end ({what})",
+        where=f"{name}:{line}",
+        fix=f"Add the {kind.end} line, or leave the record out with --skip-bad.",
+    )
 
 
 def _joined(lines: list[str]) -> list[str]:
@@ -287,30 +335,21 @@ def _joined(lines: list[str]) -> list[str]:
     joined: list[str] = []
     first: dict[str, int] = {}
     for line in lines:
-        tag = _RIS_TAG.match(line)
-        name = tag.group(1) if tag else None
+        name = _ris_tag(line)
         if name is None or name in rispy.LIST_TYPE_TAGS or name not in first:
             if name is not None:
                 first.setdefault(name, len(joined))
             joined.append(line)
             continue
-        value = line[tag.end() :].strip() if tag else ""
+        value = line[6:].strip()  # (after 'AB  - ')
         at = first[name]
-        joined[at] = f"{joined[at].rstrip()} {value}\n" if value else joined[at]
+        joined[at] = f"{joined[at].rstrip()} {value}" if value else joined[at]
     return joined
 
 
 def _ris_value(value: object) -> object:
     """A RIS field's value: a tag given several times (rispy's list) as its lines joined."""
     return "\n".join(str(v) for v in value) if isinstance(value, list) else value
-
-
-def _unended(name: str, line: int) -> InputError:
-    return InputError(
-        "a RIS record without its end (no 'ER  -' line before the next record or the file's end)",
-        where=f"{name}:{line}",
-        fix="Add the ER line, or leave the record out with --skip-bad.",
-    )
 
 
 # -- Web of Science -------------------------------------------------------------------------------
@@ -339,45 +378,26 @@ def _read_wos(source: _Source) -> Iterator[Record | InputError]:
     ``EF`` frame the file). The title is ``TI``, the abstract ``AB``, the id ``UT``; a field of
     one value a line (authors, references) is kept with its lines joined by ``; ``."""
     columns = source.options.columns
-    fields: dict[str, list[str]] | None = None  # of the record being read
-    tag, start, outside = "", 0, []
-    for number, line in enumerate(source.lines(), start=1):
-        line = line.lstrip("\ufeff").rstrip("\r\n")
-        found = _WOS_TAG.match(line)
-        if found and found.group(1) == "PT":
-            if fields is not None:
-                yield _unended_wos(source.name, start)
-            fields, start = {}, number
-        if fields is None:
-            if line.strip() and not (found and found.group(1) in ("FN", "VR", "EF")):
-                outside.append(number)
-        elif found and found.group(1) == "ER":
-            where = f"{source.name}:{start}"
-            values = {
-                name: ("; " if name in _WOS_LISTS else " ").join(parts) for name, parts in fields.items()
-            }
-            yield source.check_text(start, number, where) or _record(values, start, where, columns)
-            fields = None
-        elif found:
-            tag = found.group(1)
-            fields.setdefault(tag, []).append((found.group(2) or "").strip())
-        elif line.startswith("   ") and tag in fields:
-            fields[tag].append(line.strip())
-    if fields is not None:
-        yield _unended_wos(source.name, start)
-    if outside:
-        source.report.notes.append(
-            f"{source.name}: {len(outside)} line(s) outside any record (PT to ER) left out, "
-            f"the first at line {outside[0]}"
-        )
+    for found in _tagged_records(source, _wos_tag, _WOS):
+        if isinstance(found, InputError):
+            yield found
+            continue
+        start, _, lines = found
+        fields: dict[str, list[str]] = {}
+        tag = ""
+        for line in lines:
+            if (this := _wos_tag(line)) is not None:
+                tag = this
+                fields.setdefault(tag, []).append(line[3:].strip())
+            elif line.startswith("   ") and tag:
+                fields[tag].append(line.strip())
+        values = {name: ("; " if name in _WOS_LISTS else " ").join(parts) for name, parts in fields.items()}
+        yield _record(values, start, f"{source.name}:{start}", columns)
 
 
-def _unended_wos(name: str, line: int) -> InputError:
-    return InputError(
-        "a Web of Science record without its end (no ER line before the next record or the file's end)",
-        where=f"{name}:{line}",
-        fix="Add the ER line, or leave the record out with --skip-bad.",
-    )
+def _wos_tag(line: str) -> str | None:
+    tag = _WOS_TAG.match(line)
+    return tag.group(1) if tag else None
 
 
 # -- Atom (the arXiv API's answer) ---------------------------------------------------------------
@@ -505,52 +525,76 @@ class _AtomEntries:
 
 
 def _read_xlsx(path: Path, options: _Options, rows: list[int]) -> Iterator[Record | InputError]:
-    """The first sheet of an Excel workbook, its first row the header (as in a CSV file); a
+    """The first sheet of an Excel workbook, a row at a time (openpyxl's read-only mode: a
+    workbook of any size in little memory), its first row the header (as in a CSV file); a
     workbook of several sheets is noted. ``where`` is the sheet's row number, as Excel shows it."""
     name = display_name(path)
     try:
-        import pandas as pd
-
-        with warnings.catch_warnings(), pd.ExcelFile(path, engine="openpyxl") as workbook:
-            warnings.simplefilter("ignore")  # openpyxl's own (styles, validation): nothing of the cells
-            sheets = workbook.sheet_names
-            table = pd.read_excel(
-                workbook, sheets[0], header=None, dtype=object, keep_default_na=False, na_filter=False
-            )
+        from openpyxl import load_workbook
     except ImportError as error:
         yield InputError(f"reading .xlsx needs openpyxl ({error})", where=name, fix="pip install openpyxl")
         return
-    except MemoryError:
-        yield InputError(
-            "out of memory reading the workbook (a workbook is read whole)",
-            where=name,
-            fix="Save it from Excel as CSV, which is read a row at a time.",
-        )
-        return
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # openpyxl's own (styles, validation): nothing of the cells
+            workbook = load_workbook(path, read_only=True, data_only=True)
     except Exception as error:  # openpyxl raises many kinds for a damaged workbook
-        yield InputError(
-            f"not a readable Excel workbook ({_first_line(error)})",
-            where=name,
-            fix="Save it again from Excel as .xlsx, or as CSV.",
-        )
+        yield _unreadable_workbook(error, name)
         return
+    try:
+        yield from _sheet_records(workbook, name, options, rows)
+    except Exception as error:  # (damaged further in)
+        yield _unreadable_workbook(error, name)
+    finally:
+        workbook.close()
+
+
+def _sheet_records(workbook, name: str, options: _Options, rows: list[int]) -> Iterator[Record | InputError]:
+    sheets = workbook.sheetnames
     if len(sheets) > 1:
         others = ", ".join(repr(s) for s in sheets[1:])
         options.report.notes.append(f"{name}: read its first sheet {sheets[0]!r} only (not {others})")
-    rows_of = table.itertuples(index=False, name=None)
-    header = ["" if cell is None else _text(cell) for cell in next(rows_of, ())]  # (pandas renames twins)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cells = workbook[sheets[0]].iter_rows(values_only=True)
+        first = next(cells, ())
+    header = ["" if cell is None else _text(cell) for cell in first]
+    while header and not header[-1]:
+        header.pop()  # (empty cells at the header's end)
     columns = options.columns
     if problem := header_problem(header, columns, f"{name}:1"):
         yield problem
         return
     found = field_names(header, columns)  # once for the sheet, not in every row
     _note_export_names(found, options, name)
-    for number, values in enumerate(rows_of, start=2):
+    for number, values in enumerate(cells, start=2):
         rows[0] += 1
-        cells = {column: "" if value is None else value for column, value in zip(header, values)}
-        if not any(str(cell).strip() for cell in cells.values()):
+        where = f"{name}:{number}"
+        if any(value not in (None, "") for value in values[len(header) :]):
+            yield InputError(
+                f"row has cells beyond the header's {len(header)} columns",
+                where=where,
+                fix="Give those columns a name in the first row, or leave the row out with --skip-bad.",
+            )
+            continue
+        row = {column: "" if value is None else value for column, value in zip(header, values)}
+        if not any(str(cell).strip() for cell in row.values()):
             continue  # a blank row
-        yield _record(cells, number, f"{name}:{number}", columns, found)
+        yield _record({column: row.get(column, "") for column in header}, number, where, columns, found)
+
+
+def _unreadable_workbook(error: Exception, name: str) -> InputError:
+    if isinstance(error, MemoryError):
+        return InputError(
+            "out of memory reading the workbook",
+            where=name,
+            fix="Save it from Excel as CSV, which is read a row at a time.",
+        )
+    return InputError(
+        f"not a readable Excel workbook ({_first_line(error)})",
+        where=name,
+        fix="Save it again from Excel as .xlsx, or as CSV.",
+    )
 
 
 # -- shared ---------------------------------------------------------------------------------------
