@@ -551,6 +551,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (| head): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except MemoryError:
+        print(
+            "tagger: out of memory. Tag the file in parts (or with fewer --jobs), or on a machine with more "
+            "memory; CSV and JSON lines are read a record at a time.",
+            file=sys.stderr,
+        )
+        return 2
     except OSError as error:  # disk full, permission denied, ...
         where = f"{error.filename}: " if error.filename else ""
         print(f"tagger: {where}{error.strerror or error}", file=sys.stderr)

@@ -169,3 +169,14 @@ def test_a_signal_that_arrives_in_a_finaliser_still_stops_the_run(status):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout) == (status, "")
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
+
+
+def test_out_of_memory_is_said_as_such_not_as_an_internal_error(capsys, monkeypatch, tmp_path):
+    from tagger import cli
+
+    def exhausted(args):
+        raise MemoryError
+
+    monkeypatch.setattr(cli, "_command", lambda name: exhausted)
+    status, out, err = run(capsys, "predict", tmp_path / "x.jsonl")
+    assert (status, out) == (2, "") and err.startswith("tagger: out of memory. Tag the file in parts")

@@ -30,19 +30,15 @@ def _read_bib(source: _Source) -> Iterator[Record | InputError]:
     or not a record (``@string``, ``@preamble``, ``@comment``, text between entries: noted when
     it looks like an entry that is not one). A field's value is its parts joined (``{...}``,
     ``"..."``, numbers, ``@string`` names and the months), its LaTeX (``M{\\"u}ller``, ``\\&``)
-    decoded to text, and kept as written, with a note, where it cannot be decoded."""
-    import bibtexparser
-
-    text = "".join(source.lines())
-    with _quiet("bibtexparser"):  # it logs each failed block; each is a bad record here instead
-        library = bibtexparser.parse_string(text, parse_stack=[])
+    decoded to text, and kept as written, with a note, where it cannot be decoded. The file is
+    parsed an entry at a time (see :func:`_bib_pieces`): memory does not grow with it."""
     columns = source.options.columns
     strings = dict(_MONTHS)
     latex = _Latex()
     first = True
     block: Any
-    for block in library.blocks:
-        line = (block.start_line or 0) + 1
+    for offset, block in _bib_blocks(source):
+        line = offset + (block.start_line or 0)
         where = f"{source.name}:{line}"
         last = line + (block.raw or "").count("\n")
         kind = type(block).__name__
@@ -77,6 +73,34 @@ def _read_bib(source: _Source) -> Iterator[Record | InputError]:
         first = False
         yield source.check_text(line, last, where) or _record(fields, line, where, columns)
     latex.note(source)
+
+
+def _bib_blocks(source: _Source) -> Iterator[tuple[int, Any]]:
+    """bibtexparser's blocks of a BibTeX file, each with the number of the line its piece of
+    the file starts on (see :func:`_bib_pieces`)."""
+    import bibtexparser
+
+    for offset, text in _bib_pieces(source):
+        with _quiet("bibtexparser"):  # it logs each failed block; each is a bad record here instead
+            library = bibtexparser.parse_string(text, parse_stack=[])
+        for block in library.blocks:
+            yield offset, block
+
+
+def _bib_pieces(source: _Source) -> Iterator[tuple[int, str]]:
+    """A BibTeX file cut before each line that starts with ``@`` outside braces (an entry, a
+    ``@string``, a comment block): (its first line's number, its text). Braces that do not
+    close only make a piece longer: a piece is parsed as the whole file would be."""
+    lines: list[str] = []
+    start, depth = 1, 0
+    for number, line in enumerate(source.lines(), start=1):
+        if depth == 0 and lines and line.lstrip().startswith("@"):
+            yield start, "".join(lines)
+            lines, start = [], number
+        lines.append(line)
+        depth = max(0, depth + line.count("{") - line.count("\\{") - line.count("}") + line.count("\\}"))
+    if lines:
+        yield start, "".join(lines)
 
 
 _MONTHS = {
