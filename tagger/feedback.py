@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -43,7 +44,7 @@ def stages():
 
 
 @contextlib.contextmanager
-def progress(quiet: bool, paths: list[str], report: ReadReport, delay: float = PROGRESS_DELAY):
+def progress(quiet: bool, paths: list[str], report: ReadReport):
     """A progress bar over the bytes read from ``paths``, on stderr, shown after a second; none
     with --quiet, when stderr is not a terminal, or on stdin (no size known)."""
     sizes = [Path(p) for p in paths]
@@ -56,7 +57,14 @@ def progress(quiet: bool, paths: list[str], report: ReadReport, delay: float = P
     total = sum(
         f.stat().st_size for p in sizes for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file()
     )
-    with tqdm(total=total, unit="B", unit_scale=True, delay=delay, file=sys.stderr, leave=False) as bar:
+    try:
+        size = os.get_terminal_size(sys.stderr.fileno())
+    except (OSError, ValueError):
+        size = os.terminal_size((0, 0))
+    known = {} if size.columns and size.lines else {"ncols": 80, "nrows": 24}  # (of no size, tqdm is mute)
+    with tqdm(
+        total=total, unit="B", unit_scale=True, delay=PROGRESS_DELAY, file=sys.stderr, leave=False, **known
+    ) as bar:
         seen = 0
 
         def update() -> None:

@@ -561,6 +561,12 @@ def measurable(training_set: TrainingSet) -> tuple[np.ndarray, tuple[str, ...]]:
             "tags.",
         )
     everything = np.arange(len(training_set.labels))
+    if training_set.use_descriptions and len(everything) < 2:
+        raise LabelError(
+            "one hand label: too few to cross-validate (a model is measured on labels it did not see)",
+            where=training_set.origin,
+            fix="Label at least one more abstract (tagger label papers/ --n 20), then train.",
+        )
     if training_set.use_descriptions:
         return everything, ()
     analyzer = TextAnalyzer(ngram_max=1)

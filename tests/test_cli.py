@@ -278,3 +278,44 @@ def test_abstracts_are_tagged_from_the_command_line_with_text_as_explain_takes_t
     assert status == 2 and err == "tagger: <text> 2: empty abstract. Fill it in or remove the record.\n"
     status, _, err = run(capsys, "predict", "--text")
     assert status == 1 and "--text with no text" in err
+
+
+@pytest.mark.parametrize("rows", [0, 24])  # a pseudo-terminal of no size, and one of 24 x 80
+def test_a_progress_bar_shows_on_a_terminal(monkeypatch, tmp_path, rows):
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+    import threading
+
+    from tagger import feedback
+    from tagger.cli import main
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, 80 if rows else 0, 0, 0))
+    shown: list[bytes] = []
+
+    def read() -> None:  # (a pty holds little: its reader must keep up)
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            shown.append(data)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    terminal = open(slave, "w", encoding="utf-8", closefd=True)  # noqa: SIM115
+    monkeypatch.setattr("sys.stderr", terminal)
+    monkeypatch.setattr(feedback, "PROGRESS_DELAY", 0.0)  # shown at once, not after a second
+    try:
+        assert main(["predict", str(SEEDS), "-o", str(tmp_path / "tags.csv"), "--jobs", "1"]) == 0
+    finally:
+        terminal.close()
+        reader.join(timeout=10)
+        os.close(master)
+    said = b"".join(shown)
+    assert b"%|" in said and b"B/s" in said, said[:300]

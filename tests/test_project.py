@@ -176,3 +176,20 @@ def test_a_project_of_ones_own_areas_starts_labelling_before_any_model(capsys, t
     assert status == 0 and "trained on 3 labelled abstracts" in err
     status, out, _ = run(capsys, "predict", "pile.txt")
     assert status == 0 and {row["area"] for row in csv.DictReader(out.splitlines())} == {"astro", "bio"}
+
+
+def test_a_project_of_one_label_is_told_what_it_needs_not_an_internal_error(capsys, tmp_path, monkeypatch):
+    from tagger.labelstore import ProjectLabels
+    from tagger.reading import Abstract
+
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "init", ".", "--empty")[0] == 0
+    ProjectLabels("labels", "seeds", annotator="ana").add(
+        Abstract("p1", "Robots grasp cups with tactile skins.", "p.jsonl", 1, 1), "robotics"
+    )
+    for command in ("train", "evaluate"):
+        status, out, err = run(capsys, command)
+        assert (status, out) == (2, "") and err == (
+            "tagger: labels: one hand label: too few to cross-validate (a model is measured on labels it did "
+            "not see). Label at least one more abstract (tagger label papers/ --n 20), then train.\n"
+        ), err
