@@ -8,5 +8,19 @@ DISTRIBUTION = "abstract-tagger"
 
 
 def install_hint(extra: str | None = None) -> str:
-    """``pip install 'abstract-tagger[extra]'``: what to run for an optional part."""
-    return f"pip install '{DISTRIBUTION}[{extra}]'" if extra else f"pip install -U {DISTRIBUTION}"
+    """What to run for an optional part: ``pip install`` of the libraries the extra names, as
+    the installed package's metadata lists them (pyproject.toml's extras: one list), a command
+    that works wherever tagger is installed; from a source folder, ``pip install '.[extra]'``.
+    With no extra: how to install a newer tagger."""
+    if extra is None:
+        return "install a newer tagger the way this one was installed (from its source: pip install -U .)"
+    from importlib.metadata import PackageNotFoundError, requires
+
+    try:
+        listed = requires(DISTRIBUTION) or []
+    except PackageNotFoundError:
+        return f"pip install '.[{extra}]' in tagger's source folder"
+    wanted = [r.split(";")[0].strip() for r in listed if f"extra == '{extra}'" in r.replace('"', "'")]
+    return (
+        "pip install " + " ".join(f"'{name}'" for name in wanted) if wanted else f"pip install '.[{extra}]'"
+    )

@@ -61,6 +61,9 @@ def agreement(labels: Iterable[tuple[str, str, str]]) -> Agreement:
     return Agreement(tuple(pairs), disagreements)
 
 
+KAPPA_FROM = 20  # shared abstracts: with fewer, one answer swings kappa by a tenth or more
+
+
 def describe(found: Agreement, snippets: dict[str, str]) -> str:
     """The agreement as text: a line a pair of annotators, then each disagreement with its
     abstract's id, each annotator's area and a snippet (``snippets``: id -> title or words)."""
@@ -69,6 +72,11 @@ def describe(found: Agreement, snippets: dict[str, str]) -> str:
     lines = [
         f"{p.first} and {p.second}: {p.both} abstracts labelled by both, agreeing on {p.agreeing} "
         f"({p.share:.0%}), Cohen's kappa {p.kappa:.2f}"
+        + (
+            f" (on {p.both}: too few to mean much yet; {KAPPA_FROM} or more shared abstracts measure it)"
+            if p.both < KAPPA_FROM
+            else ""
+        )
         for p in found.pairs
     ]
     lines.append(f"{len(found.disagreements)} disagreement(s) to review")

@@ -394,9 +394,10 @@ def _report(args: argparse.Namespace) -> int:
         overview = read_tags(args.tags, labels, args.label_column, trained=project.trained_names(model))
         logging.getLogger("tagger.report").info("writing the report")
         page = build(overview, model, f"tagger report: {Path(args.tags).name}")
+    replaced = " (it replaces the report that was there)" if Path(args.output).is_file() else ""
     with output.open_output(args.output, protected=project.own_folders()) as stream:
         stream.write(page)
-    print(f"wrote {args.output}: {overview.rows} abstracts", file=sys.stderr)
+    print(f"wrote {args.output}: {overview.rows} abstracts{replaced}", file=sys.stderr)
     print(project.which_model(model), file=sys.stderr)
     return 0
 

@@ -262,14 +262,16 @@ def possible_label_errors(
 
 def format_json(evaluation: Evaluation, review: Review) -> str:
     """The figures as one JSON object (``evaluate --format json``): the evaluation and the
-    review threshold's figures, as the model card records them."""
+    review threshold's figures, as the model card records them, and every figure the text
+    report adds (the accuracy's 95% interval)."""
     import json
 
     from .card import plain
 
-    return json.dumps(
-        {"evaluation": plain(evaluation), "review": plain(review)}, ensure_ascii=False, indent=2
-    )
+    figures = plain(evaluation)
+    low, high = accuracy_interval(evaluation.accuracy, evaluation.labelled_abstracts)
+    figures["accuracy_interval_95"] = [round(low, 4), round(high, 4)]
+    return json.dumps({"evaluation": figures, "review": plain(review)}, ensure_ascii=False, indent=2)
 
 
 def format_report(evaluation: Evaluation, review: Review) -> str:

@@ -213,3 +213,15 @@ def test_a_labels_header_of_another_case_is_the_same_columns(project, capsys, mo
     assert [(r["Annotator"], r["Area"]) for r in rows(project)] == [("alice", "vision"), ("bob", "theory")]
     status, out, _ = run(capsys, "labels", "--agreement")
     assert status == 0 and "alice and bob: 1 abstracts labelled by both, agreeing on 0" in out
+
+
+def test_kappa_on_a_handful_of_shared_abstracts_says_it_means_little_yet(project, capsys, monkeypatch):
+    monkeypatch.chdir(project)
+    for who, areas in (("alice", ["robotics", "theory"]), ("bob", ["robotics", "vision"])):
+        store = ProjectLabels(project / "labels", project / "seeds", annotator=who)
+        for i, area in enumerate(areas):
+            store.add(abstract(i), area)
+    status, out, _ = run(capsys, "labels", "--agreement")
+    assert status == 0 and out.splitlines()[0].endswith(
+        "(on 2: too few to mean much yet; 20 or more shared abstracts measure it)"
+    )

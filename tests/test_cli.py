@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import LABELS, SEED_FILES, SEEDS, copy_project, run
+from conftest import LABELS, ROOT, SEED_FILES, SEEDS, copy_project, run
 
 from tagger import load_model
 from tagger.output import COLUMNS
@@ -167,8 +167,19 @@ def test_plots_without_matplotlib_say_how_to_install_it(capsys, tmp_path, monkey
     status, _, err = run(capsys, "evaluate", "--labels", LABELS, "--abstracts", SEEDS, "--plots", tmp_path)
     assert status == 1
     assert err == (
-        "tagger: --plots needs matplotlib, which is not installed. Install it: pip install 'abstract-tagger[plots]'.\n"
+        "tagger: --plots needs matplotlib, which is not installed. Install it: pip install 'matplotlib>=3.7'.\n"
     )
+
+
+@pytest.mark.parametrize("extra", ["plots", "zstd", "dask", "parquet"])
+def test_every_install_hint_is_a_command_that_installs_from_the_package_index(extra):
+    """The distribution is not served by the public index: a hint names the libraries."""
+    from tagger._version import install_hint
+
+    tomllib = pytest.importorskip("tomllib")  # (Python 3.11)
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert install_hint(extra) == "pip install " + " ".join(f"'{name}'" for name in extras[extra])
+    assert "abstract-tagger" not in install_hint() and "abstract-tagger" not in install_hint(extra)
 
 
 def test_explain_shows_the_deciding_terms(capsys):

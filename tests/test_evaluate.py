@@ -222,6 +222,8 @@ def test_top_k_accuracy_and_the_figures_as_json(capsys, tmp_path, shipped):
         and figures["evaluation"]["accuracy"] <= expected["2"]
     )
     assert set(figures["review"]) >= {"threshold", "share_flagged", "accuracy_unflagged"}
+    low, high = figures["evaluation"]["accuracy_interval_95"]  # every figure of the text report
+    assert f"(95% interval {low:.2f}-{high:.2f})" in text and low <= figures["evaluation"]["accuracy"] <= high
     assert set(figures["evaluation"]["per_area"]) == set(shipped.areas)
 
 

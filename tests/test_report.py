@@ -53,7 +53,11 @@ def test_a_report_of_a_tagged_file_has_its_four_parts(capsys, tmp_path, monkeypa
         writer.writeheader()
         writer.writerows({**row, "label": row.get("label", "")} for row in rows)
     status, _, err = run(capsys, "report", "tags.csv", "--label-column", "label")
-    assert status == 0 and err.startswith("wrote report.html: 38 abstracts")
+    assert status == 0 and err.startswith("wrote report.html: 38 abstracts\n")
+    status, _, err = run(capsys, "report", "tags.csv", "--label-column", "label")  # again: said
+    assert status == 0 and err.startswith(
+        "wrote report.html: 38 abstracts (it replaces the report that was there)\n"
+    )
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     page = parsed(html)
     assert set(page.tags) <= ELEMENTS and all(link.startswith("#") for link in page.links)  # offline
