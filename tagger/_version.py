@@ -13,7 +13,7 @@ def install_hint(extra: str | None = None) -> str:
     that works wherever tagger is installed; from a source folder, ``pip install '.[extra]'``.
     With no extra: how to install a newer tagger."""
     if extra is None:
-        return "install a newer tagger the way this one was installed (from its source: pip install -U .)"
+        return "pip install -U . in the source folder of a newer tagger"
     from importlib.metadata import PackageNotFoundError, requires
 
     try:

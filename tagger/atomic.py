@@ -22,16 +22,22 @@ from typing import IO
 def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Open a temporary file beside ``path``; on success it replaces ``path`` in one rename,
     on any error (or interruption) ``path`` is untouched and the temporary file is removed."""
-    path = Path(path)
+    shown = Path(path)
+    path = Path(os.path.realpath(path)) if shown.is_symlink() else shown  # (a link: its target written)
     binary = "b" in mode
     _remove_stale_temporaries(path)
     temporary = path.parent / f"{_temporary_prefix(path)}{os.getpid()}"
     with contextlib.suppress(FileNotFoundError):
         temporary.unlink()  # ours, from an earlier write that was cut short
     try:
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _permissions(path))
+        # A new file gets the usual permissions (0o666 less the umask, which os.open applies:
+        # the umask itself is never changed, other threads may be creating files meanwhile);
+        # an existing file keeps its own.
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        if (kept := _permissions(path)) is not None:
+            os.fchmod(descriptor, kept)
     except OSError as error:
-        raise _naming(error, path, temporary) from None
+        raise _naming(error, shown, temporary) from None
     try:
         with open(
             descriptor,
@@ -47,7 +53,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None 
         with contextlib.suppress(FileNotFoundError):
             temporary.unlink()
         if isinstance(error, OSError):
-            raise _naming(error, path, temporary) from None
+            raise _naming(error, shown, temporary) from None
         raise
 
 
@@ -88,12 +94,9 @@ def _running(pid: int) -> bool:
     return True
 
 
-def _permissions(path: Path) -> int:
-    """Keep an existing file's permissions; a new file gets the usual ones (0o666 less umask),
-    not the owner-only ones of a temporary file."""
+def _permissions(path: Path) -> int | None:
+    """An existing file's permissions, which its new content keeps; None for a new file."""
     try:
         return path.stat().st_mode & 0o7777
     except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+        return None

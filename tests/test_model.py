@@ -186,7 +186,8 @@ def test_a_newer_format_asks_for_an_upgrade(saved):
     # The upgrade names the distribution this project is installed by: 'tagger' on the public
     # index is another project (its 0.3.1 does not build).
     with pytest.raises(
-        ModelError, match=r"newer than this tagger reads.*Upgrade tagger \(pip install -U abstract-tagger\)"
+        ModelError,
+        match=r"newer than this tagger reads.*Upgrade tagger \(pip install -U \. in the source folder of a newer tagger\)",
     ):
         Model.load(saved)
 

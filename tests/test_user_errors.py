@@ -249,3 +249,40 @@ def test_keeping_a_field_misspelt_in_json_is_an_error_and_one_no_record_has_is_n
         status == 0 and [r["venue"] for r in rows] == ["", "COLT"] and [r["pages"] for r in rows] == ["", ""]
     )
     assert f"note: {path}: no record has a field 'pages' (kept empty)\n" in err
+
+
+def test_an_atomic_write_never_changes_the_umask_and_keeps_a_files_permissions(tmp_path, monkeypatch):
+    """Another thread (the page's server, a retrain) creating a file meanwhile must get the
+    user's umask, never 0: the write does not touch the umask at all."""
+    import os
+
+    import tagger.atomic
+    from tagger.atomic import atomic_write
+
+    mask = os.umask(0o022)
+    os.umask(mask)
+    monkeypatch.setattr(tagger.atomic.os, "umask", lambda mask: pytest.fail("the umask was changed"))
+    with atomic_write(tmp_path / "new.csv") as stream:
+        stream.write("x\n")
+    assert (tmp_path / "new.csv").stat().st_mode & 0o777 == 0o666 & ~mask
+    (tmp_path / "open.csv").write_text("x\n")
+    os.chmod(tmp_path / "open.csv", 0o640)
+    with atomic_write(tmp_path / "open.csv") as stream:
+        stream.write("y\n")
+    assert (tmp_path / "open.csv").stat().st_mode & 0o777 == 0o640
+
+
+def test_a_labels_file_that_is_a_link_is_written_through_the_link(tmp_path):
+    from tagger.labelstore import ProjectLabels
+    from tagger.reading import Abstract
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "labels.csv").write_text("abstract_id,area,title,annotator,labelled_at\n")
+    (tmp_path / "labels").mkdir()
+    (tmp_path / "labels" / "labels.csv").symlink_to(shared / "labels.csv")
+    ProjectLabels(tmp_path / "labels", tmp_path / "seeds", annotator="ana").add(
+        Abstract("p1", "Robots grasp cups.", "p.jsonl", 1, 1), "robotics"
+    )
+    assert (tmp_path / "labels" / "labels.csv").is_symlink()
+    assert "robotics" in (shared / "labels.csv").read_text()
