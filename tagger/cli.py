@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import errno
 import json
 import logging
 import os
@@ -23,6 +24,13 @@ from .schema import located
 from .workers import default_jobs as batch_jobs
 
 EXIT_SKIPPED = 3  # --skip-bad left records out
+OS_FIXES = {  # what to do about a failure of the system, by errno
+    errno.ENOSPC: "Free some space and run it again (nothing was left half written).",
+    errno.EDQUOT: "Free some space and run it again (nothing was left half written).",
+    errno.EACCES: "Check its permissions, or choose another place.",
+    errno.EPERM: "Check its permissions, or choose another place.",
+    errno.EROFS: "It is on a read-only disk: choose another place.",
+}
 
 
 def _init(args: argparse.Namespace) -> int:
@@ -561,7 +569,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except OSError as error:  # disk full, permission denied, ...
         where = f"{error.filename}: " if error.filename else ""
-        print(f"tagger: {where}{error.strerror or error}", file=sys.stderr)
+        fix = OS_FIXES.get(error.errno or 0, "")
+        print(f"tagger: {where}{error.strerror or error}{'. ' + fix if fix else ''}", file=sys.stderr)
         return 2
     except Exception as error:  # a bug: one line for the user, the traceback on request
         if os.environ.get("TAGGER_DEBUG"):

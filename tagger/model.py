@@ -243,11 +243,18 @@ class Model:
             "weights_bytes": len(data),
         }
         with locked(directory):  # one save at a time; loads wait until the folder is consistent
+            new_weights = not (directory / weights_file).exists()
             with atomic_write(directory / weights_file, "wb") as stream:
                 stream.write(data)
-            with atomic_write(directory / CARD_FILE) as stream:
-                json.dump(card, stream, indent=2, ensure_ascii=False)
-                stream.write("\n")
+            try:
+                with atomic_write(directory / CARD_FILE) as stream:
+                    json.dump(card, stream, indent=2, ensure_ascii=False)
+                    stream.write("\n")
+            except BaseException:
+                if new_weights:  # named by no card: it would only take the space a retry needs
+                    with contextlib.suppress(FileNotFoundError):
+                        (directory / weights_file).unlink()
+                raise
             for old in directory.glob("weights-*.npz"):
                 if old.name != weights_file:
                     with contextlib.suppress(FileNotFoundError):

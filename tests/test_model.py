@@ -327,3 +327,41 @@ def test_settings_read_back_from_a_card_are_checked_like_the_rest(tmp_path, ship
         read_card(data, str(tmp_path / CARD_FILE))
     (tmp_path / CARD_FILE).write_text(json.dumps(data))
     assert previous_model(tmp_path) is None
+
+
+def test_a_full_disk_while_saving_leaves_no_orphan_weights_and_says_what_to_do(
+    capsys, tmp_path, monkeypatch, shipped
+):
+    """The card's write failing (a full disk) left the new 14 MB weights file, named by no
+    card, taking the space a retry needs; the error had no fix."""
+    import errno
+
+    from conftest import run
+
+    import tagger.model
+    from tagger import cli
+
+    shipped.save(tmp_path / "models")
+    before = sorted(p.name for p in (tmp_path / "models").iterdir())
+    other = Model(shipped.card, shipped.vocabulary, shipped.idf, shipped.coef * 2, shipped.intercept)
+    original = tagger.model.atomic_write
+
+    def card_on_a_full_disk(path, *args, **kwargs):
+        if str(path).endswith("model.json"):
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(tagger.model, "atomic_write", card_on_a_full_disk)
+    with pytest.raises(OSError) as error:
+        other.save(tmp_path / "models")
+    assert sorted(p.name for p in (tmp_path / "models").iterdir()) == before
+
+    def save(args):
+        raise error.value
+
+    monkeypatch.setattr(cli, "_command", lambda name: save)
+    status, _, err = run(capsys, "train")
+    assert status == 2 and err == (
+        f"tagger: {tmp_path / 'models' / 'model.json'}: No space left on device. Free some space and run it "
+        "again (nothing was left half written).\n"
+    )
