@@ -122,10 +122,18 @@ def train(
     ``title_column`` and ``label_column`` name a file's or dataframe's columns of abstracts,
     titles (``title`` when there is one) and areas.
     Save it with ``model.save("models")``."""
+    from .checks import a_kind
+    from .errors import UsageError
     from .labels import labelled, load_training_set
     from .reading import Columns, read_abstracts
+    from .settings import TrainingSettings
     from .training import train as fit
 
+    if settings is not None and not isinstance(settings, TrainingSettings):
+        raise UsageError(
+            f"settings takes a TrainingSettings, not {a_kind(settings)}",
+            fix="Pass tagger.TrainingSettings(C=3.0, ...) (its fields are the recipe's settings).",
+        )
     if data is None:
         training_set = load_training_set(labels, abstracts)
     else:

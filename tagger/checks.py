@@ -35,3 +35,11 @@ def number(
     span = f"from {low:g} to {high:g}" if high != math.inf else f"of at least {low:g}"
     extra = "".join(f" or {v}" for v in also)
     raise UsageError(f"{name} {value!r} is not valid", fix=f"Use {what} {span}{extra}.")
+
+
+def a_kind(value) -> str:
+    """What ``value`` is, in words: ``None``, ``an int``, ``a float``."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"

@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .checks import a_kind
 from .errors import ArgumentError
 from .labels import labelled
 from .reading import document
@@ -120,8 +121,7 @@ def _texts(X) -> list[str]:
         )
     bad = next((i for i, v in enumerate(values) if not isinstance(v, str)), None)
     if bad is not None:
-        kind = type(values[bad]).__name__
-        raise ArgumentError(f"X[{bad}] is a {kind}, not text", fix="Pass a list of strings.")
+        raise ArgumentError(f"X[{bad}] is {a_kind(values[bad])}, not text", fix="Pass a list of strings.")
     return [document(text) for text in values]
 
 

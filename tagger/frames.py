@@ -9,12 +9,13 @@ import os
 
 import numpy as np
 
+from .checks import a_kind
 from .errors import ArgumentError
 from .model import Model, resolve
 from .output import prediction_table
 from .prediction import default_tags
 from .reading import Columns, content_id, document
-from .reading.records import ambiguous_names, field_names
+from .reading.records import abstract_problem, ambiguous_names, field_names
 from .schema import PREDICTION_COLUMNS, probability_columns
 from .schema import field as schema_field
 
@@ -57,11 +58,22 @@ def _text_column(frame, name: str):
     return values
 
 
+def _names_checked(column, title_column) -> None:
+    """column= and title_column= are names (str), or a clear error."""
+    for option, name in (("column", column), ("title_column", title_column)):
+        if name is not None and not isinstance(name, str):
+            raise ArgumentError(
+                f"{option}= takes a column's name, a str, not {a_kind(name)}",
+                fix="Name the columns with strings (frame.columns = frame.columns.astype(str)).",
+            )
+
+
 def matched_columns(
     frame, column: str = "abstract", title_column: str | None = None
 ) -> tuple[str, str | None]:
     """The frame's columns of abstracts and titles, matched as ``tagger predict`` matches a
     file's (without regard to case; a ``title`` column is read when there is one)."""
+    _names_checked(column, title_column)
     names = [name for name in frame.columns if isinstance(name, str)]
     columns = Columns(abstract=column, title=title_column or "title")
     if twice := ambiguous_names(names, columns):
@@ -80,12 +92,20 @@ def documents(
     or blank ones do not), and the text id of each of those (its abstract's, as when read from
     a file). Columns are matched as :func:`matched_columns` does."""
     column, title_column = matched_columns(frame, column, title_column)
-    texts = _text_column(frame, column).astype("string").fillna("")
-    titles = _text_column(frame, title_column).astype("string").fillna("") if title_column else None
-    present = texts.str.strip().str.len().to_numpy() > 0
-    title_list = titles.tolist() if titles is not None else [""] * len(texts)
-    kept = [(text, title) for text, title, ok in zip(texts.tolist(), title_list, present) if ok]
+    texts = _strings(_text_column(frame, column))
+    titles = _strings(_text_column(frame, title_column)) if title_column else [""] * len(texts)
+    present = np.array([bool(text) and not text.isspace() for text in texts], dtype=bool)
+    for index, text, ok in zip(frame.index, texts, present):
+        if ok and (problem := abstract_problem(text)):  # (the one rule of files and predict)
+            raise ArgumentError(f"row {index!r} of column {column!r}: {problem.what}", fix=problem.fix)
+    kept = [(text, title) for text, title, ok in zip(texts, titles, present) if ok]
     return [document(text, title) for text, title in kept], present, [content_id(text) for text, _ in kept]
+
+
+def _strings(values) -> list[str]:
+    """A column's texts as Python strings, a missing one empty (as they are: pandas' string
+    dtype cannot hold every Python string, such as a lone surrogate)."""
+    return [value if isinstance(value, str) else "" for value in values.tolist()]
 
 
 def tag_dataframe(
@@ -111,6 +131,7 @@ def tag_dataframe(
     area's probability too, a column each (``probability_AREA``, as ``tagger predict
     --all-probabilities`` writes them). A column the prediction would overwrite is an error:
     give a ``prefix``."""
+    _names_checked(column, title_column)
     frame = as_frame(frame, column)
     own_id = "id" in field_names([c for c in frame.columns if isinstance(c, str)], Columns(abstract=column))
     model = resolve(model)

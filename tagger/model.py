@@ -29,7 +29,7 @@ import numpy as np
 from .atomic import atomic_write
 from .calibration import Scores, calibrated
 from .card import ModelCard, prediction_digest, read_card
-from .checks import number
+from .checks import a_kind, number
 from .errors import ModelError, UsageError
 from .features import TfidfFeatures
 from .locking import locked
@@ -329,9 +329,7 @@ def _as_texts(texts: Iterable[str]) -> list[str]:
     texts = list(texts)
     for i, text in enumerate(texts):
         if not isinstance(text, str):
-            raise UsageError(
-                f"text {i} is a {type(text).__name__}, not a str", fix="Pass abstracts as strings."
-            )
+            raise UsageError(f"texts[{i}] is {a_kind(text)}, not a str", fix="Pass abstracts as strings.")
     return texts
 
 
@@ -344,7 +342,7 @@ def _as_abstracts(texts: Iterable[str]) -> list[str]:
     texts = _as_texts(texts)
     for i, text in enumerate(texts):
         if problem := abstract_problem(text):
-            raise UsageError(f"text {i}: {problem.what}", fix=problem.fix)
+            raise UsageError(f"texts[{i}]: {problem.what}", fix=problem.fix)
     return texts
 
 

@@ -54,6 +54,10 @@ class Prediction:
     def top(self, k: int | None = 3, min_confidence: float = 0.0) -> list[tuple[str, float]]:
         """The ``k`` most likely areas (all with ``k=None``) whose probability is at least
         ``min_confidence``, most likely first: for papers that sit between areas."""
+        from .checks import number
+
+        k = None if k is None else number(k, "k", low=1, integer=True)
+        min_confidence = number(min_confidence, "min_confidence", low=0.0, high=1.0)
         names = list(self.scores)
         [tags] = top_areas(np.array([list(self.scores.values())]), names, k, min_confidence)
         return tags

@@ -7,6 +7,7 @@ import pytest
 from conftest import ROOT
 
 import tagger
+from tagger.errors import TaggerError
 
 
 def test_predict_takes_a_model_folder_as_a_path(shipped):
@@ -94,9 +95,9 @@ def test_an_empty_abstract_is_refused_by_python_and_left_out_of_a_file_with_a_co
     import tagger
     from tagger.errors import UsageError
 
-    with pytest.raises(UsageError, match=r"^text 0: empty abstract\. Fill it in or remove the record\.$"):
+    with pytest.raises(UsageError, match=r"^texts\[0\]: empty abstract\. Fill it in or remove the record\.$"):
         tagger.predict(text)
-    with pytest.raises(UsageError, match=r"^text 1: empty abstract"):
+    with pytest.raises(UsageError, match=r"^texts\[1\]: empty abstract"):
         tagger.predict(["Robots grasp cups.", text])
     # In a file, one record of thousands without an abstract (a reference export's editorial)
     # does not stop the run: it is left out, counted and listed.
@@ -156,3 +157,26 @@ def test_one_text_id_whatever_the_labels_came_in(tmp_path):
     assert from_frame.texts[0].startswith("Paper 0. ")  # the title is read, not part of the id
     model = tagger.train(pd.DataFrame(rows), settings=tagger.TrainingSettings(ngram_max=1))
     assert set(model.card.training_data.labels) == set(expected)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda p: p.top(-1), "is not valid. Use a whole number of at least 1"),
+        (lambda p: p.top(0), "is not valid. Use a whole number of at least 1"),
+        (lambda p: p.top("2"), "is not valid. Use a whole number of at least 1"),
+        (lambda p: p.top(2, min_confidence=2), "min_confidence 2 is not valid. Use a number from 0 to 1"),
+    ],
+)
+def test_top_takes_a_count_of_areas_or_says_what_it_takes(shipped, call, message):
+    prediction = shipped.predict(["Robots grasp cups."])[0]
+    with pytest.raises(TaggerError, match=message):
+        call(prediction)
+    assert len(prediction.top(None)) == len(shipped.areas) and len(prediction.top(2)) == 2
+
+
+def test_train_settings_of_another_kind_is_one_clear_error():
+    with pytest.raises(
+        TaggerError, match=r"settings takes a TrainingSettings, not a dict\. Pass tagger\.TrainingSettings"
+    ):
+        tagger.train(["a", "b"], ["x", "y"], settings={"C": 1.0})

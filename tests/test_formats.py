@@ -364,3 +364,16 @@ def test_a_text_file_of_one_abstract_per_line_is_read_so_and_said(capsys, tmp_pa
     wrapped.write_text("\n".join(textwrap.wrap(" ".join(abstracts), 80)) + "\n", encoding="utf-8")
     status, out, err = run(capsys, "predict", wrapped)
     assert status == 0 and len(out.splitlines()) == 2 and "one abstract per line" not in err
+
+
+def test_a_zstandard_pipe_is_one_clear_error_with_a_command_that_works(capsys, tmp_path):
+    """A .zst through a FIFO was called "damaged": it was read once to check its frames."""
+    import os
+
+    pipe = tmp_path / "feed.jsonl.zst"
+    os.mkfifo(pipe)
+    status, out, err = run(capsys, "predict", pipe)
+    assert (status, out) == (2, "") and err == (
+        f"tagger: {pipe}: a .zst that is not a regular file (a pipe?) cannot be checked whole before it is "
+        f"read. Decompress it into tagger instead: zstd -dc {pipe} | tagger predict -\n"
+    )

@@ -168,3 +168,35 @@ def test_two_columns_alike_but_for_case_are_refused_as_in_a_file(shipped):
         match=r"the dataframe has 2 columns named 'abstract' \('abstract', 'Abstract'\), not told apart",
     ):
         tagger.tag_dataframe(frame, model=shipped)
+
+
+@pytest.mark.parametrize(
+    ("frame", "options", "message"),
+    [
+        (
+            pd.DataFrame({"abstract": pd.Series(["Robots grasp cups.", "a\ud800b"], dtype=object)}),
+            {},
+            r"row 1 of column 'abstract': a lone surrogate \('\\ud800', at character 1\), which is no character",
+        ),
+        (
+            pd.DataFrame({"abstract": ["Robots grasp cups.", "x" * 5_000_001]}),
+            {},
+            r"row 1 of column 'abstract': an abstract of 5,000,001 characters, over the limit of 5,000,000",
+        ),
+        (
+            pd.DataFrame({"abstract": ["Robots grasp cups."]}),
+            {"column": 0},
+            "column= takes a column's name, a str, not an int",
+        ),
+        (
+            pd.DataFrame({"abstract": ["Robots grasp cups."]}),
+            {"title_column": 1.5},
+            "title_column= takes a column's name, a str, not a float",
+        ),
+    ],
+)
+def test_a_dataframe_cell_or_option_predict_would_refuse_is_refused_as_predict_does(
+    shipped, frame, options, message
+):
+    with pytest.raises(TaggerError, match=message):
+        tagger.tag_dataframe(frame, model=shipped, **options)

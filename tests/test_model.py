@@ -98,7 +98,7 @@ def test_the_shipped_model_saves_byte_for_byte_as_it_was_loaded(shipped, tmp_pat
 
 
 def test_non_text_input_is_a_usage_error():
-    with pytest.raises(UsageError, match="text 1 is a int, not a str"):
+    with pytest.raises(UsageError, match=r"texts\[1\] is an int, not a str"):
         predict(["fine", 3])
 
 

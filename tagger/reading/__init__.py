@@ -208,6 +208,9 @@ def _read_files(
             continue
         try:
             stream = _open(path)
+        except InputError as error:
+            options.bad(error)
+            continue
         except OSError as error:
             options.bad(InputError(f"cannot read ({error.strerror or error})", where=str(path)))
             continue

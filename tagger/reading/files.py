@@ -151,6 +151,12 @@ def _open(path: Path) -> IO[bytes]:
         import zstandard
     except ImportError:
         raise ImportError("reading .zst files needs the zstandard package") from None
+    if not path.is_file():  # its frames are checked whole before it is read: a file read once can't be
+        raise InputError(
+            "a .zst that is not a regular file (a pipe?) cannot be checked whole before it is read",
+            where=display_name(path),
+            fix=f"Decompress it into tagger instead: zstd -dc {display_name(path)} | tagger predict -",
+        )
     compressed = open(path, "rb")  # noqa: SIM115 (closed with the reader)
     reader = zstandard.ZstdDecompressor().stream_reader(compressed, closefd=True, read_across_frames=True)
     return io.BufferedReader(_FramesChecked(reader, path))

@@ -509,11 +509,21 @@ def _record_problem(record: dict, where: str) -> InputError | None:
 
 def abstract_problem(text: str, where: str | None = None) -> InputError | None:
     """What is wrong with a text as an abstract to tag, if anything: empty (or only
-    whitespace), or over :data:`MAX_ABSTRACT_CHARS`. The one rule for files, stdin and the
-    Python API."""
+    whitespace), over :data:`MAX_ABSTRACT_CHARS`, or holding a lone surrogate (half of a
+    UTF-16 pair, no character: it cannot be written as UTF-8). The one rule for files, stdin
+    and the Python API."""
     if not text or text.isspace():
         return InputError("empty abstract", where=where, fix="Fill it in or remove the record.")
+    if not text.isascii() and (half := _LONE_SURROGATE.search(text)):
+        return InputError(
+            f"a lone surrogate ({half.group()!r}, at character {half.start()}), which is no character",
+            where=where,
+            fix="Decode the text properly (it was made from bytes with errors='surrogateescape'?).",
+        )
     return _too_long(len(text), where or "")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _kept(fields: Iterable[tuple[str, object]], keep: tuple[str, ...]) -> dict | None:
