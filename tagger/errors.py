@@ -38,8 +38,9 @@ class InputError(TaggerError):
     """An abstract file (or stdin) cannot be read as abstracts."""
 
 
-class LabelError(TaggerError):
-    """The taxonomy or the hand labels are inconsistent."""
+class LabelError(TaggerError, ValueError):
+    """The taxonomy or the hand labels are inconsistent: a ``ValueError`` too, as
+    scikit-learn's tools (a search, cross-validation) catch it."""
 
 
 class ModelError(TaggerError):

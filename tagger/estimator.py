@@ -4,8 +4,10 @@ a linear classifier, calibration by cross-validation) on texts and labels, and w
 model: ``clf.model_.save("models")`` and ``tagger predict --model models`` tag with it.
 
 It takes text: ``X`` is a sequence of strings (a list, a pandas Series, a 1-D array, or a
-2-D array or dataframe with one column of them). scikit-learn's generic checks feed numeric
-matrices; those cannot pass (see ``tests/test_estimator.py`` for the list and why).
+2-D array or dataframe with one column of them), and says so in its tags (``input_tags.string``,
+not ``two_d_array``): scikit-learn's ``check_estimator`` runs the checks that apply to a text
+classifier (``tests/test_estimator.py`` lists the others, made on numeric matrices, and makes
+those that test a promise on texts). ``fit`` takes ``sample_weight``.
 """
 
 from __future__ import annotations
@@ -50,12 +52,21 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
         self.review_accuracy = review_accuracy
         self.max_iter = max_iter
 
-    def fit(self, X, y):
-        """Fit on texts ``X`` and their labels ``y`` (any hashable values)."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit on texts ``X`` and their labels ``y`` (any hashable values; a column vector
+        is taken as a vector, with scikit-learn's warning), each label weighing its
+        ``sample_weight`` (non-negative numbers; default 1 each)."""
+        from dataclasses import replace
+
+        from sklearn.utils import column_or_1d
+        from sklearn.utils.multiclass import check_classification_targets
+
         from .training import train
 
         texts = _texts(X)
         given = np.asarray(y, dtype=object)  # as given: numpy would make NaN among strings 'nan'
+        if given.ndim == 2 and given.shape[1] == 1:
+            given = column_or_1d(given, warn=True)
         if given.ndim != 1 or len(given) != len(texts):
             raise ArgumentError(
                 f"y has shape {given.shape}, expected ({len(texts)},)", fix="Give one label per text."
@@ -63,15 +74,22 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
         missing = next((i for i, label in enumerate(given) if _is_missing(label)), None)
         if missing is not None:
             raise ArgumentError(f"y[{missing}] is missing, not a label", fix="Give every text a label.")
+        try:
+            check_classification_targets(np.asarray(given.tolist()))  # (a continuous target: refused)
+        except ValueError as error:
+            raise ArgumentError(str(error).split(".")[0], fix="Give y as class labels (areas).") from None
+        weights = _weights(sample_weight, len(texts))
         if not any(text.strip() for text in texts):
             raise ArgumentError("every text of X is empty", fix="Pass the texts to learn from.")
-        y = np.asarray(y)
+        y = np.asarray(given.tolist())
         self.classes_ = np.unique(y)
         slugs = [str(c) for c in self.classes_]
         if len(set(slugs)) != len(slugs):
             raise ArgumentError("two labels read the same as text", fix="Use labels that differ as strings.")
         settings = TrainingSettings(**self.get_params())
         training_set = labelled(texts, [str(v) for v in y], order=slugs, origin="TaggerClassifier.fit")
+        if weights is not None:
+            training_set = replace(training_set, weights=weights)
         self.model_ = train(training_set, settings)
         self.n_features_in_ = 1
         return self
@@ -98,7 +116,8 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.string = True
+        tags.input_tags.string = True  # it takes texts,
+        tags.input_tags.two_d_array = False  # not a numeric matrix (scikit-learn's checks then skip those)
         return tags
 
 
@@ -123,6 +142,31 @@ def _texts(X) -> list[str]:
     if bad is not None:
         raise ArgumentError(f"X[{bad}] is {a_kind(values[bad])}, not text", fix="Pass a list of strings.")
     return [document(text) for text in values]
+
+
+def _weights(sample_weight, n: int) -> tuple[float, ...] | None:
+    """``sample_weight`` checked: None, or ``n`` finite numbers of at least 0, not all 0."""
+    if sample_weight is None:
+        return None
+    try:
+        weights = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ArgumentError(
+            "sample_weight holds something that is not a number", fix="Pass numbers."
+        ) from None
+    if weights.ndim == 0:
+        weights = np.full(n, float(weights))
+    if weights.shape != (n,):
+        raise ArgumentError(
+            f"sample_weight has shape {weights.shape}, expected ({n},)", fix="Give one weight per text."
+        )
+    if not np.isfinite(weights).all() or (weights < 0).any():
+        raise ArgumentError(
+            "sample_weight must be finite numbers of at least 0", fix="Pass weights such as 1.0."
+        )
+    if not weights.any():
+        raise ArgumentError("sample_weight is zero for every text", fix="Give some texts a weight above 0.")
+    return tuple(weights.tolist())
 
 
 def _is_missing(label) -> bool:

@@ -36,6 +36,8 @@ def documents(training_set: TrainingSet, settings: TrainingSettings) -> Document
     texts = list(training_set.texts)
     areas = list(training_set.labels)
     weights = _label_weights(training_set.labels, settings, scale)
+    if training_set.weights:  # each label's own (sample_weight), times its area's balance
+        weights = [w * given for w, given in zip(weights, training_set.weights)]
     if training_set.use_descriptions:
         texts += [area.document() for area in training_set.areas]
         areas += list(training_set.slugs)

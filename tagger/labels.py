@@ -68,10 +68,13 @@ class TrainingSet:
     pseudo_texts: tuple[str, ...] = ()
     pseudo_labels: tuple[str, ...] = ()
     pile: tuple[str, ...] = ()  # the unlabelled abstracts the pseudo-labels were chosen from
+    weights: tuple[float, ...] = ()  # each label's weight (scikit-learn's sample_weight); none: 1 each
 
     def __post_init__(self) -> None:
         if not len(self.texts) == len(self.labels) == len(self.ids):
             raise ValueError("texts, labels and ids differ in length")
+        if self.weights and len(self.weights) != len(self.labels):
+            raise ValueError("labels and weights differ in length")
 
     @property
     def slugs(self) -> tuple[str, ...]:
@@ -90,6 +93,7 @@ class TrainingSet:
             texts=tuple(self.texts[i] for i in indices),
             labels=tuple(self.labels[i] for i in indices),
             ids=tuple(self.ids[i] for i in indices),
+            weights=tuple(self.weights[i] for i in indices) if self.weights else (),
         )
 
     def counts(self) -> dict[str, int]:
@@ -113,6 +117,7 @@ class TrainingSet:
                 "texts": list(self.texts),
                 "labels": list(self.labels),
                 "use_descriptions": self.use_descriptions,
+                **({"weights": list(self.weights)} if self.weights else {}),
             },
             ensure_ascii=False,
         )

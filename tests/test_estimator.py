@@ -96,72 +96,164 @@ def test_what_is_not_text_is_refused(seeds, X):
         tagger.TaggerClassifier().fit(X, ["a", "b", "c"])
 
 
-# scikit-learn's generic checks feed numeric matrices; a classifier of text refuses them with
-# its own error, so these cannot pass. Every other check must.
-NUMERIC_INPUT = "feeds numeric matrices; TaggerClassifier takes texts and refuses them"
-EXPECTED_FAILURES = {
+# scikit-learn's own checks: TaggerClassifier declares that it takes text (input_tags.string,
+# not two_d_array), so check_estimator runs the checks that apply to a text classifier, and
+# every one of them must pass. The checks scikit-learn yields for a classifier of numeric
+# matrices make their data as such matrices; each is skipped for the reason given, and where
+# it tests a promise that holds for texts, a test below makes the same check on texts.
+NUMERIC = "makes numeric matrices as X; a text classifier refuses them"
+SKIPPED = {
     **dict.fromkeys(
         [
-            "check_fit_score_takes_y",
-            "check_estimators_overwrite_params",
-            "check_dont_overwrite_parameters",
-            "check_estimators_fit_returns_self",
-            "check_readonly_memmap_input",
-            "check_n_features_in_after_fitting",
-            "check_estimators_dtypes",
+            "check_array_api_input",
+            "check_classifier_data_not_an_array",
             "check_complex_data",
             "check_dtype_object",
-            "check_pipeline_consistency",
-            "check_estimators_pickle",
-            "check_f_contiguous_array_estimator",
-            "check_classifier_data_not_an_array",
-            "check_classifiers_classes",
-            "check_supervised_y_2d",
-            "check_non_transformer_estimators_n_iter",
-            "check_methods_sample_order_invariance",
-            "check_methods_subset_invariance",
-            "check_fit2d_1sample",
-            "check_fit2d_1feature",
-            "check_dict_unchanged",
-            "check_fit_idempotent",
-            "check_fit_check_is_fitted",
-            "check_n_features_in",
-            "check_fit2d_predict1d",
-            "check_requires_y_none",
-            "check_estimator_sparse_tag",
             "check_estimator_sparse_array",
             "check_estimator_sparse_matrix",
-            "check_decision_proba_consistency",
+            "check_estimator_sparse_tag",
+            "check_estimators_dtypes",
+            "check_estimators_nan_inf",
+            "check_f_contiguous_array_estimator",
+            "check_fit2d_1feature",
+            "check_fit2d_predict1d",
+            "check_fit_score_takes_y",
+            "check_n_features_in",
+            "check_non_transformer_estimators_n_iter",
+            "check_positive_only_tag_during_fit",
+            "check_readonly_memmap_input",
+            "check_sample_weight_equivalence_on_dense_data",
+            "check_requires_y_none",
         ],
-        NUMERIC_INPUT,
+        NUMERIC,
     ),
     **dict.fromkeys(
         [
-            "check_positive_only_tag_during_fit",
-            "check_estimators_empty_data_messages",
-            "check_estimators_nan_inf",
-            "check_classifiers_train",
-            "check_classifiers_regression_target",
+            "check_classifiers_classes",
             "check_classifiers_one_label",
+            "check_classifiers_one_label_sample_weights",
+            "check_classifiers_regression_target",
+            "check_classifiers_train",
+            "check_decision_proba_consistency",
+            "check_dict_unchanged",
+            "check_dont_overwrite_parameters",
+            "check_estimators_empty_data_messages",
+            "check_estimators_fit_returns_self",
+            "check_estimators_overwrite_params",
+            "check_estimators_pickle",
+            "check_fit2d_1sample",
+            "check_fit_check_is_fitted",
+            "check_fit_idempotent",
+            "check_methods_sample_order_invariance",
+            "check_methods_subset_invariance",
+            "check_pipeline_consistency",
+            "check_sample_weights_list",
+            "check_sample_weights_not_an_array",
+            "check_sample_weights_not_overwritten",
+            "check_sample_weights_pandas_series",
+            "check_sample_weights_shape",
+            "check_all_zero_sample_weights_error",
+            "check_supervised_y_2d",
         ],
-        "expects scikit-learn's ValueError messages for bad numeric input; tagger's errors say what, "
-        "where and what to do (a TaggerError)",
+        NUMERIC + " (made on texts below: test_scikit_learns_promises_hold_on_texts)",
     ),
 }
+DATA_FREE = [  # the checks that need no data, or none that is numeric: run as they are
+    "check_estimator_cloneable",
+    "check_estimator_repr",
+    "check_estimator_tags_renamed",
+    "check_estimators_partial_fit_n_features",
+    "check_estimators_unfitted",
+    "check_do_not_raise_errors_in_init_or_set_params",
+    "check_fit1d",
+    "check_get_params_invariance",
+    "check_mixin_order",
+    "check_n_features_in_after_fitting",
+    "check_no_attributes_set_in_init",
+    "check_parameters_default_constructible",
+    "check_set_params",
+    "check_supervised_y_no_nan",
+    "check_valid_tag_types",
+]
 
 
-def test_scikit_learns_checks_pass_except_those_for_numeric_input():
+def test_scikit_learns_checks_that_apply_to_a_text_classifier_pass():
+    from sklearn.utils import estimator_checks
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         results = check_estimator(tagger.TaggerClassifier(), on_fail=None, on_skip=None)
-    failed = {r["check_name"] for r in results if r["status"] == "failed"}
-    passed = {r["check_name"] for r in results if r["status"] == "passed"}
-    run = {r["check_name"] for r in results}
-    # Exactly the excused checks fail (one that passes now leaves the list), and every other
-    # check that ran passed.
-    assert failed == set(EXPECTED_FAILURES), failed ^ set(EXPECTED_FAILURES)
-    assert passed == run - failed - {r["check_name"] for r in results if r["status"] == "skipped"}
-    assert len(passed) >= 15  # (check_decision_proba_consistency ran vacuously before decision_function)
+        assert results and all(r["status"] == "passed" for r in results), results
+        for name in DATA_FREE:
+            getattr(estimator_checks, name)("TaggerClassifier", tagger.TaggerClassifier())
+
+    class OfMatrices(tagger.TaggerClassifier):  # what scikit-learn would check if it took them
+        def __sklearn_tags__(self):
+            tags = super().__sklearn_tags__()
+            tags.input_tags.two_d_array = True
+            return tags
+
+    yielded = {
+        getattr(c, "func", c).__name__ for c in estimator_checks._yield_all_checks(OfMatrices(), legacy=True)
+    }
+    yielded.add("check_estimator_cloneable")
+    assert yielded == set(SKIPPED) | set(DATA_FREE), yielded ^ (set(SKIPPED) | set(DATA_FREE))
+
+
+TEXTS = [f"Robots grasp cups number {i} with tactile skins." for i in range(6)] + [
+    f"We prove a regret bound {i} for linear contextual bandits." for i in range(6)
+]
+AREAS = ["robotics"] * 6 + ["theory"] * 6
+
+
+def test_scikit_learns_promises_hold_on_texts():
+    import pickle
+
+    from sklearn.exceptions import DataConversionWarning, NotFittedError
+
+    clf = tagger.TaggerClassifier(C=3.0)
+    params = clf.get_params()
+    with pytest.raises(NotFittedError):
+        clf.predict(TEXTS)
+    assert clf.fit(TEXTS, AREAS) is clf and clf.get_params() == params  # returns self, params kept
+    probabilities, scores = clf.predict_proba(TEXTS), clf.decision_function(TEXTS)
+    assert (probabilities.argmax(axis=1) == scores.argmax(axis=1)).all()  # decision and proba agree
+    assert (pickle.loads(pickle.dumps(clf)).predict_proba(TEXTS) == probabilities).all()
+    again = tagger.TaggerClassifier(C=3.0).fit(TEXTS, AREAS).fit(TEXTS, AREAS)  # idempotent
+    assert np.allclose(again.predict_proba(TEXTS), probabilities)
+    order = np.random.default_rng(0).permutation(len(TEXTS))  # sample order and subset invariance
+    assert np.allclose(clf.predict_proba([TEXTS[i] for i in order]), probabilities[order])
+    assert np.allclose(clf.predict_proba(TEXTS[:3]), probabilities[:3])
+    numbers = [0 if a == "robotics" else 1 for a in AREAS]  # classes of any kind, in sorted order
+    assert list(tagger.TaggerClassifier().fit(TEXTS, numbers).classes_) == [0, 1]
+    with pytest.warns(DataConversionWarning):  # y as a column: raveled, with scikit-learn's warning
+        column = tagger.TaggerClassifier(C=3.0).fit(TEXTS, np.array(AREAS).reshape(-1, 1))
+    assert np.allclose(column.predict_proba(TEXTS), probabilities)
+    ones = [1.0] * len(TEXTS)  # sample_weight: as a list, an array, a Series; ones change nothing
+    for weights in (ones, np.array(ones), pd.Series(ones)):
+        weighted = tagger.TaggerClassifier(C=3.0).fit(TEXTS, AREAS, sample_weight=weights)
+        assert np.allclose(weighted.decision_function(TEXTS), scores)
+    heavier = np.array(ones)
+    heavier[0] = 5.0
+    given = heavier.copy()
+    moved = tagger.TaggerClassifier(C=3.0).fit(TEXTS, AREAS, sample_weight=heavier).decision_function(TEXTS)
+    assert (heavier == given).all() and not np.allclose(moved, scores)  # used, and not overwritten
+
+
+@pytest.mark.parametrize(
+    ("y", "weights", "message"),
+    [
+        ([0.5, 1.5] * 6, None, "Unknown label type: continuous"),
+        (["robotics"] * 12, None, "fewer than two areas|1 distinct area"),
+        (AREAS, [1.0] * 11, r"sample_weight has shape \(11,\), expected \(12,\)"),
+        (AREAS, [0.0] * 12, "sample_weight is zero for every text"),
+        (AREAS, [-1.0] + [1.0] * 11, "sample_weight must be finite numbers of at least 0"),
+        (AREAS, [float("nan")] + [1.0] * 11, "sample_weight must be finite numbers of at least 0"),
+    ],
+)
+def test_a_target_or_weights_a_classifier_cannot_take_is_a_value_error(y, weights, message):
+    with pytest.raises(ValueError, match=message):
+        tagger.TaggerClassifier().fit(TEXTS, y, sample_weight=weights)
 
 
 @pytest.mark.parametrize(
@@ -174,7 +266,7 @@ def test_scikit_learns_checks_pass_except_those_for_numeric_input():
             pd.Series(["a", pd.NA, "a", "b"], dtype="string"),
             r"y\[1\] is missing",
         ),
-        (["robots", None, "robots", "cells"], ["a", "b", "a", "b"], r"X\[1\] is a NoneType, not text"),
+        (["robots", None, "robots", "cells"], ["a", "b", "a", "b"], r"X\[1\] is None, not text"),
         (["", " ", "", ""], ["a", "b", "a", "b"], r"every text of X is empty"),
     ],
 )
