@@ -44,7 +44,7 @@ def stages():
 
 
 @contextlib.contextmanager
-def progress(quiet: bool, paths: list[str], report: ReadReport):
+def progress(quiet: bool, paths: list[str], report: ReadReport, delay: float = PROGRESS_DELAY):
     """A progress bar over the bytes read from ``paths``, on stderr, shown after a second; none
     with --quiet, when stderr is not a terminal, or on stdin (no size known)."""
     sizes = [Path(p) for p in paths]
@@ -63,7 +63,7 @@ def progress(quiet: bool, paths: list[str], report: ReadReport):
         size = os.terminal_size((0, 0))
     known = {} if size.columns and size.lines else {"ncols": 80, "nrows": 24}  # (of no size, tqdm is mute)
     with tqdm(
-        total=total, unit="B", unit_scale=True, delay=PROGRESS_DELAY, file=sys.stderr, leave=False, **known
+        total=total, unit="B", unit_scale=True, delay=delay, file=sys.stderr, leave=False, **known
     ) as bar:
         seen = 0
 

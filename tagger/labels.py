@@ -21,7 +21,7 @@ import numpy as np
 
 from .errors import LabelError, TaggerWarning
 from .labelstore import LABEL_COLUMNS, LABELS_FILE, WHO, RecordFile, digests_of_ids
-from .reading import Columns, abstract_id, read_abstracts
+from .reading import KEEP_ALL, Columns, abstract_id, read_abstracts
 
 AREAS_FILE = "areas.csv"
 AREA_COLUMNS = ("slug", "name", "description", "keywords")
@@ -271,7 +271,9 @@ def read_labelled_file(path: str | os.PathLike, columns: Columns | None = None) 
     column; they have no descriptions."""
     columns = columns or Columns()
     abstracts = []
-    for abstract in read_abstracts([path], columns=columns):
+    annotators: list[str] = []  # who gave each label, where the file says (tagger labels' export)
+    reading = columns if columns.keep else replace(columns, keep=KEEP_ALL)
+    for abstract in read_abstracts([path], columns=reading):
         if not abstract.area:
             raise LabelError(
                 f"no {columns.area!r} for this abstract",
@@ -279,12 +281,15 @@ def read_labelled_file(path: str | os.PathLike, columns: Columns | None = None) 
                 fix=f"Every row needs an area in its {columns.area!r} column; --label-column names another.",
             )
         abstracts.append(abstract)
+        fields = {str(name).strip().lower(): value for name, value in (abstract.extra or {}).items()}
+        annotators.append(str(fields.get("annotator") or "").strip())
     return labelled_set(
         [a.document for a in abstracts],
         [a.area for a in abstracts],
         str(path),
         ids=[abstract_id(a.text) for a in abstracts],
         wheres=[f"{a.source}:{a.line}" for a in abstracts],
+        annotators=annotators if any(annotators) else None,
     )
 
 
@@ -377,12 +382,15 @@ def labelled_set(
     ids: Sequence[str] | None = None,
     order: Sequence[str] | None = None,
     wheres: Sequence[str] | None = None,
+    annotators: Sequence[str] | None = None,
 ) -> TrainingSet:
     """A training set of labelled documents (title and abstract) without area descriptions:
     the areas are the distinct labels (sorted, or in ``order``). Refused: areas whose names
     differ only in case or spacing (``Clinical`` and ``clinical``), one text labelled with two
     areas, and a label that is no area name (see :func:`area_names`; ``wheres`` names each row
-    in the messages)."""
+    in the messages). With ``annotators`` (who gave each label, as ``tagger labels`` exports
+    them), a text several annotators labelled alike is one label, and one they labelled
+    differently is left out, with a warning that counts them, as the project's labels are."""
     if len(documents) != len(areas):
         raise LabelError(
             f"{len(documents)} abstracts but {len(areas)} areas", where=origin, fix="Give one area each."
@@ -390,6 +398,11 @@ def labelled_set(
     wheres = wheres or [f"{origin}, row {i + 1}" for i in range(len(documents))]
     areas = area_names(areas, wheres)
     ids = tuple(ids) if ids is not None else tuple(abstract_id(text) for text in documents)
+    if annotators is not None:
+        keep = _settled(ids, areas, annotators)
+        documents, areas, ids, wheres = (
+            [values[i] for i in keep] for values in (documents, areas, ids, wheres)
+        )
     _refuse_areas_alike(areas, origin)
     _refuse_two_areas_of_one_text(ids, areas, wheres)
     slugs = list(order) if order is not None else sorted(set(areas))
@@ -401,7 +414,7 @@ def labelled_set(
         areas=tuple(Area(slug, slug) for slug in slugs),
         texts=tuple(documents),
         labels=tuple(areas),
-        ids=ids,
+        ids=tuple(ids),
         use_descriptions=False,
         origin=origin,
     )
@@ -420,6 +433,32 @@ def _refuse_areas_alike(areas: Sequence[str], origin: str) -> None:
                 where=origin,
                 fix="Write each area one way (one area), or give them names that differ (two).",
             )
+
+
+def _settled(ids: Sequence[str], areas: Sequence[str], annotators: Sequence[str]) -> list[int]:
+    """The rows to train on when each label has its annotator: one row of a text that
+    annotators labelled alike, none of one that two named annotators labelled differently
+    (counted in a warning); a text one annotator labelled twice is left to the usual refusal."""
+    rows: dict[str, list[int]] = {}
+    for i, id_ in enumerate(ids):
+        rows.setdefault(id_, []).append(i)
+    keep, disagreed = [], 0
+    for indices in rows.values():
+        named = {annotators[i] for i in indices if annotators[i]}
+        if len({areas[i] for i in indices}) == 1 and len(named) > 1:
+            keep.append(indices[0])  # labelled alike by several: one label
+        elif len({areas[i] for i in indices}) > 1 and len(named) > 1:
+            disagreed += 1  # labelled differently by two annotators: not settled
+        else:
+            keep += indices
+    if disagreed:
+        warnings.warn(
+            f"{disagreed} abstract(s) labelled differently by two annotators: left out of training "
+            "until one label is chosen",
+            TaggerWarning,
+            stacklevel=3,
+        )
+    return sorted(keep)
 
 
 def _refuse_two_areas_of_one_text(ids: Sequence[str], areas: Sequence[str], wheres: Sequence[str]) -> None:

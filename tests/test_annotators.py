@@ -225,3 +225,33 @@ def test_kappa_on_a_handful_of_shared_abstracts_says_it_means_little_yet(project
     assert status == 0 and out.splitlines()[0].endswith(
         "(on 2: too few to mean much yet; 20 or more shared abstracts measure it)"
     )
+
+
+ROUND_TRIP = [
+    "A quadruped robot learns to climb stairs from proprioception alone.",
+    "A robot arm folds towels from twenty human demonstrations.",
+    "A mobile manipulator navigates a kitchen and grasps unseen objects.",
+    "We prove a regret bound for contextual bandits with linear rewards.",
+    "A lower bound on the sample complexity of learning halfspaces.",
+    "Convergence rates of stochastic gradient descent on convex losses.",
+    "A diffusion model generates images of faces from text prompts.",
+    "We quantize the weights of language models to four bits for faster inference.",
+]
+
+
+def test_the_labels_export_trains_as_it_is_one_label_per_abstract(project, capsys, monkeypatch):
+    """labels -> export -> train --data: two annotators' labels of one abstract were refused
+    ("labelled 'beta' at ... and 'alpha' here"); alike they are one label, different they are
+    left out with a count, as the project's own labels are."""
+    monkeypatch.chdir(project)
+    agreed = ["robotics"] * 3 + ["theory"] * 3
+    for who, last in (("alice", ["generative", "llm"]), ("bob", ["vision", "systems"])):
+        store = ProjectLabels(project / "labels", project / "seeds", annotator=who)
+        for i, area in enumerate(agreed + last):
+            store.add(Abstract(f"p{i}", ROUND_TRIP[i], "pile.jsonl", i + 1, i + 1), area)
+    for name in ("export.csv", "export.jsonl"):
+        assert run(capsys, "labels", "-o", name)[0] == 0
+        status, _, err = run(capsys, "train", "--data", name, "--model", f"model-{name}")
+        assert status == 0, err
+        assert "2 abstract(s) labelled differently by two annotators: left out of training" in err
+        assert "trained on 6 labelled abstracts" in err

@@ -301,7 +301,7 @@ def test_a_progress_bar_shows_on_a_terminal(monkeypatch, tmp_path, rows):
     import threading
 
     from tagger import feedback
-    from tagger.cli import main
+    from tagger.reading import ReadReport
 
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, 80 if rows else 0, 0, 0))
@@ -321,9 +321,11 @@ def test_a_progress_bar_shows_on_a_terminal(monkeypatch, tmp_path, rows):
     reader.start()
     terminal = open(slave, "w", encoding="utf-8", closefd=True)  # noqa: SIM115
     monkeypatch.setattr("sys.stderr", terminal)
-    monkeypatch.setattr(feedback, "PROGRESS_DELAY", 0.0)  # shown at once, not after a second
+    report = ReadReport()
     try:
-        assert main(["predict", str(SEEDS), "-o", str(tmp_path / "tags.csv"), "--jobs", "1"]) == 0
+        with feedback.progress(False, [str(SEEDS)], report, delay=0.0) as update:  # (predict's: after 1 s)
+            report.bytes_read = 1000
+            update()
     finally:
         terminal.close()
         reader.join(timeout=10)

@@ -310,23 +310,21 @@ def test_a_workbook_is_read_a_row_at_a_time(tmp_path):
     assert peaks[1] < 1.3 * peaks[0] + 2**20, peaks
 
 
-def test_a_reference_record_that_never_ends_is_a_bad_record_not_a_growing_one(tmp_path, monkeypatch):
+def test_a_reference_record_that_never_ends_is_a_bad_record_not_a_growing_one(tmp_path):
     """A TY line followed by megabytes of junk held the whole rest of the file (40 MB: 879 MB):
     past the bound it is a bad record at its first line, the rest noted as outside records."""
-    from tagger.reading import exports
+    from tagger.reading.exports import MAX_RECORD_CHARS
 
-    monkeypatch.setattr(exports, "MAX_RECORD_CHARS", 1000)
     path = tmp_path / "junk.ris"
-    path.write_text("TY  - JOUR\nAB  - Robots grasp cups.\n" + "junk line of no record\n" * 200 + "ER  - \n")
+    junk = "x" * MAX_RECORD_CHARS + "\n" + "junk line of no record\n" * 3
+    path.write_text("TY  - JOUR\nAB  - Robots grasp cups.\n" + junk + "ER  - \n")
     report = ReadReport()
     assert list(read_abstracts([path], skip_bad=True, report=report)) == []
     assert report.skipped == [
-        f"{path}:1: a RIS record without its end (over 1,000 characters). "
+        f"{path}:1: a RIS record without its end (over {MAX_RECORD_CHARS:,} characters). "
         "Add the ER line, or leave the record out with --skip-bad."
     ]
-    assert report.notes == [
-        f"{path}: 158 line(s) outside any record (TY to ER) left out, the first at line 46"
-    ]
+    assert report.notes == [f"{path}: 5 line(s) outside any record (TY to ER) left out, the first at line 3"]
 
 
 @pytest.mark.slow
