@@ -165,9 +165,19 @@ def held_out_by_year(rows: list[dict], settings=None, isotonic: bool = False, pl
     return held_out(rows, {r["id"]: r["year"] for r in rows}, settings, isotonic, plan)
 
 
-def held_out(rows: list[dict], group: dict, settings=None, isotonic: bool = False, plan=None):
+def held_out(
+    rows: list[dict],
+    group: dict,
+    settings=None,
+    isotonic: bool = False,
+    plan=None,
+    rows_beside: list[dict] = (),
+    everything: list[dict] | None = None,
+):
     """A function from rows to predictions, each by the recipe trained without its group
-    (``group``: a row's id -> its group, a year or a fold); with
+    (``group``: a row's id -> its group, a year or a fold; ``rows_beside``: labelled rows of
+    another source in every training; ``everything``: the rows kept out of the repository's
+    labels, default ``rows``); with
     ``isotonic``, each confidence mapped by an isotonic regression of correctness on confidence
     fitted to the out-of-fold predictions of that training's own labels (an experiment: the
     model's other probabilities are left as they are)."""
@@ -177,7 +187,8 @@ def held_out(rows: list[dict], group: dict, settings=None, isotonic: bool = Fals
 
     by_group = {}
     for key in sorted(set(group.values())):
-        model, training_set = trained_with([r for r in rows if group[r["id"]] != key], settings, rows, plan)
+        kept = [r for r in rows if group[r["id"]] != key] + list(rows_beside)
+        model, training_set = trained_with(kept, settings, everything or rows, plan)
         mapping = None
         if isotonic:
             folds = cross_validate(training_set, model.card.settings)
