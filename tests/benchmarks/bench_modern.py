@@ -131,9 +131,12 @@ def seen_by(model, rows: list[dict]) -> set:
     return {r["id"] for r in rows if content_id(r["abstract"]) in trained_on}
 
 
-def trained_with(rows: list[dict], settings=None, everything: list[dict] | None = None, plan=None):
+def trained_with(
+    rows: list[dict], settings=None, everything: list[dict] | None = None, plan=None, weight=None
+):
     """The shipped recipe trained on the repository's labels without ``everything`` (the whole
-    labelled file; default ``rows``) and with ``rows`` as hand labels."""
+    labelled file; default ``rows``) and with ``rows`` as hand labels (``weight``: a row's
+    weight as a label, the repository's weighing 1 each; default: 1 each)."""
     import time
 
     from tagger.reading import abstract_id
@@ -146,6 +149,7 @@ def trained_with(rows: list[dict], settings=None, everything: list[dict] | None 
         texts=base.texts + tuple(document(r["abstract"], r["title"]) for r in labelled),
         labels=base.labels + tuple(r["area"] for r in labelled),
         ids=base.ids + tuple(abstract_id(r["abstract"]) for r in labelled),
+        weights=(1.0,) * len(base.labels) + tuple(weight(r) for r in labelled) if weight else (),
     )
     started = time.perf_counter()
     model = train(training_set, settings, **({"plan": plan} if plan else {}))
@@ -173,6 +177,7 @@ def held_out(
     plan=None,
     rows_beside: list[dict] = (),
     everything: list[dict] | None = None,
+    weight=None,
 ):
     """A function from rows to predictions, each by the recipe trained without its group
     (``group``: a row's id -> its group, a year or a fold; ``rows_beside``: labelled rows of
@@ -188,7 +193,7 @@ def held_out(
     by_group = {}
     for key in sorted(set(group.values())):
         kept = [r for r in rows if group[r["id"]] != key] + list(rows_beside)
-        model, training_set = trained_with(kept, settings, everything or rows, plan)
+        model, training_set = trained_with(kept, settings, everything or rows, plan, weight)
         mapping = None
         if isotonic:
             folds = cross_validate(training_set, model.card.settings)

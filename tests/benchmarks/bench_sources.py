@@ -3,7 +3,8 @@
 Usage:
     python tests/benchmarks/bench_sources.py --proceedings MODERN.jsonl [MORE.jsonl ...]
         --preprints PREPRINTS.jsonl --conference CONFERENCE.jsonl
-        [--folds 5] [--settings abstract_weight=0.1,C=10 ...] [--without-preprints] [--json FILE]
+        [--folds 5] [--settings abstract_weight=0.1,C=10 ...] [--without-preprints] [--source-balanced]
+        [--title-repeats N] [--json FILE]
 
 The proceedings are ``../shared/bench/modern-labelled-dev.jsonl`` and ``modern-labelled-train.jsonl``
 (hand-labelled abstracts of 2022-24, the repository's own labels among them), the preprints
@@ -24,7 +25,10 @@ For each: strict accuracy (the reader's area) and lenient (area or ``alt``), mac
 the share not flagged for review and their strict accuracy, the share of ``none`` abstracts
 flagged, and per area recall and precision. ``--without-preprints`` measures the recipe
 without the preprint labels the same way (the preprints then all tagged by the recipe trained
-on the proceedings); each ``--settings`` fixes the training settings (no search).
+on the proceedings); ``--source-balanced`` weighs each preprint label so that the two sources'
+labels weigh the same in all (scikit-learn's sample weights); each ``--settings`` fixes the
+training settings (no search); ``--title-repeats N`` (an experiment) has the recipe read each
+title N times before its abstract, in training and tagging.
 """
 
 from __future__ import annotations
@@ -81,15 +85,27 @@ def run(args, settings, use_preprints: bool) -> dict:
     everything = proceedings + preprints
     trained_on_preprints = preprints if use_preprints else []
 
+    weight = None
+    if args.source_balanced and use_preprints:  # each source's labels weigh the same in all
+        share = sum(r["area"] != "none" for r in proceedings) / sum(r["area"] != "none" for r in preprints)
+        print(f"each preprint label weighs {share:.3f}")
+
+        def weight(row: dict) -> float:
+            return share if row["source"] == "preprint" else 1.0
+
     year = {r["id"]: r["year"] for r in proceedings}
-    by_year = held_out(proceedings, year, settings, rows_beside=trained_on_preprints, everything=everything)
+    by_year = held_out(
+        proceedings, year, settings, rows_beside=trained_on_preprints, everything=everything, weight=weight
+    )
     results = {"proceedings by year": measure(by_year, proceedings)}
 
     if use_preprints:
         fold = preprint_folds(preprints, args.folds)
-        by_fold = held_out(preprints, fold, settings, rows_beside=proceedings, everything=everything)
+        by_fold = held_out(
+            preprints, fold, settings, rows_beside=proceedings, everything=everything, weight=weight
+        )
         results["preprints by fold"] = measure(by_fold, preprints)
-    model, _ = trained_with(proceedings + trained_on_preprints, settings, everything)
+    model, _ = trained_with(proceedings + trained_on_preprints, settings, everything, weight=weight)
     if not use_preprints:
         results["preprints (none trained on)"] = measure(model, preprints)
     results["conference"] = conference_figures(model, args.conference)
@@ -123,6 +139,20 @@ def show(name: str, results: dict) -> None:
             )
 
 
+def repeat_titles(times: int) -> None:
+    """An experiment: what the recipe reads is the title ``times`` times, then the abstract
+    (a title word then weighs more than a body word), in training and in tagging alike."""
+    import bench_modern
+
+    from tagger import reading
+
+    def document_with_titles(abstract: str, title: str = "") -> str:
+        return reading.document(abstract, ". ".join([title] * times) if title else "")
+
+    bench_modern.document = document_with_titles
+    globals()["document"] = document_with_titles
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--proceedings", type=Path, nargs="+", required=True)
@@ -131,8 +161,16 @@ def main() -> None:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--settings", action="append", default=[])
     parser.add_argument("--without-preprints", action="store_true")
+    parser.add_argument(
+        "--source-balanced",
+        action="store_true",
+        help="preprint labels weighted so each source weighs the same",
+    )
+    parser.add_argument("--title-repeats", type=int, default=1, help="an experiment: the title read N times")
     parser.add_argument("--json", type=Path, help="write every figure here too")
     args = parser.parse_args()
+    if args.title_repeats > 1:
+        repeat_titles(args.title_repeats)
     from devdata import parse_settings
 
     recipes = [("shipped recipe (settings searched)", None)] + [(s, parse_settings(s)) for s in args.settings]
