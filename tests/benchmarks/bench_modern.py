@@ -82,7 +82,7 @@ def measure(model, rows: list[dict]) -> dict:
         if a["n"]
     ]
     none = [r for r in rows if r["area"] == "none"]
-    flagged = [p.needs_review for p in predict(none)] if none else []
+    flagged = [p.needs_review or p.area == "other" for p in predict(none)] if none else []
     return {
         "n": len(labelled),
         "strict": float(strict.mean()),
@@ -111,6 +111,25 @@ def plan_value(name: str, value: str):
     return float(value) if "." in value else int(value)
 
 
+# An experiment: the abstracts a reader found no area for, as an area of their own (with
+# --outside: its description the topics such abstracts are about), tagged "other".
+OUTSIDE = None
+
+
+def outside_area():
+    from tagger.labels import Area
+
+    return Area(
+        "other",
+        "Outside the areas",
+        "Research that is not about machine learning methods: human-computer interaction studies and "
+        "user surveys, signal processing and audio coding, time series forecasting, graph theory and "
+        "graph mining, software engineering and testing, recommender systems, tabular data and databases, "
+        "logic and knowledge representation, information retrieval and search, networking and hardware.",
+        ("user study", "survey", "signal processing", "software engineering", "database", "logic"),
+    )
+
+
 def repository_labels_without(rows: list[dict]):
     """The repository's training set without the labelled abstracts of MODERN.jsonl (the
     repository keeps those with an area as hand labels): what a split adds back its part of."""
@@ -120,7 +139,8 @@ def repository_labels_without(rows: list[dict]):
     root = Path(__file__).resolve().parents[2]
     base = load_training_set(root / "labels", [root / "seeds"])
     modern = {abstract_id(r["abstract"]) for r in rows}
-    return base.subset([i for i, digest in enumerate(base.ids) if digest not in modern])
+    kept = base.subset([i for i, digest in enumerate(base.ids) if digest not in modern])
+    return dataclasses.replace(kept, areas=(*kept.areas, OUTSIDE)) if OUTSIDE is not None else kept
 
 
 def seen_by(model, rows: list[dict]) -> set:
@@ -132,27 +152,28 @@ def seen_by(model, rows: list[dict]) -> set:
 
 
 def trained_with(
-    rows: list[dict], settings=None, everything: list[dict] | None = None, plan=None, weight=None
+    rows: list[dict], settings=None, everything: list[dict] | None = None, plan=None, weight=None, pile=None
 ):
     """The shipped recipe trained on the repository's labels without ``everything`` (the whole
     labelled file; default ``rows``) and with ``rows`` as hand labels (``weight``: a row's
-    weight as a label, the repository's weighing 1 each; default: 1 each)."""
+    weight as a label, the repository's weighing 1 each; default: 1 each; ``pile``: unlabelled
+    texts to self-train on)."""
     import time
 
     from tagger.reading import abstract_id
     from tagger.training import train
 
     base = repository_labels_without(everything or rows)
-    labelled = [r for r in rows if r["area"] != "none"]
+    labelled = [r for r in rows if r["area"] != "none" or OUTSIDE.slug in base.slugs]
     training_set = dataclasses.replace(
         base,
         texts=base.texts + tuple(document(r["abstract"], r["title"]) for r in labelled),
-        labels=base.labels + tuple(r["area"] for r in labelled),
+        labels=base.labels + tuple(OUTSIDE.slug if r["area"] == "none" else r["area"] for r in labelled),
         ids=base.ids + tuple(abstract_id(r["abstract"]) for r in labelled),
         weights=(1.0,) * len(base.labels) + tuple(weight(r) for r in labelled) if weight else (),
     )
     started = time.perf_counter()
-    model = train(training_set, settings, **({"plan": plan} if plan else {}))
+    model = train(training_set, settings, pile, **({"plan": plan} if plan else {}))
     selection = model.card.settings_selection
     print(
         f"trained on {len(training_set.labels)} labels in {time.perf_counter() - started:.0f} s: "
@@ -178,6 +199,7 @@ def held_out(
     rows_beside: list[dict] = (),
     everything: list[dict] | None = None,
     weight=None,
+    pile=None,
 ):
     """A function from rows to predictions, each by the recipe trained without its group
     (``group``: a row's id -> its group, a year or a fold; ``rows_beside``: labelled rows of
@@ -193,7 +215,7 @@ def held_out(
     by_group = {}
     for key in sorted(set(group.values())):
         kept = [r for r in rows if group[r["id"]] != key] + list(rows_beside)
-        model, training_set = trained_with(kept, settings, everything or rows, plan, weight)
+        model, training_set = trained_with(kept, settings, everything or rows, plan, weight, pile)
         mapping = None
         if isotonic:
             folds = cross_validate(training_set, model.card.settings)

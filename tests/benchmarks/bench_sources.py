@@ -4,7 +4,7 @@ Usage:
     python tests/benchmarks/bench_sources.py --proceedings MODERN.jsonl [MORE.jsonl ...]
         --preprints PREPRINTS.jsonl --conference CONFERENCE.jsonl
         [--folds 5] [--settings abstract_weight=0.1,C=10 ...] [--without-preprints] [--source-balanced]
-        [--title-repeats N] [--json FILE]
+        [--title-repeats N] [--pile PILE.jsonl.gz --pile-size N] [--outside] [--json FILE]
 
 The proceedings are ``../shared/bench/modern-labelled-dev.jsonl`` and ``modern-labelled-train.jsonl``
 (hand-labelled abstracts of 2022-24, the repository's own labels among them), the preprints
@@ -28,7 +28,10 @@ without the preprint labels the same way (the preprints then all tagged by the r
 on the proceedings); ``--source-balanced`` weighs each preprint label so that the two sources'
 labels weigh the same in all (scikit-learn's sample weights); each ``--settings`` fixes the
 training settings (no search); ``--title-repeats N`` (an experiment) has the recipe read each
-title N times before its abstract, in training and tagging.
+title N times before its abstract, in training and tagging; ``--pile`` self-trains every
+training on the first ``--pile-size`` abstracts of an unlabelled pile (those labelled left out);
+``--outside`` (an experiment) trains the ``none`` abstracts as an area ``other`` of their own
+(a tag ``other`` counts as flagged for them, and as wrong for the others).
 """
 
 from __future__ import annotations
@@ -67,6 +70,28 @@ def with_source(rows: list[dict], source: str) -> list[dict]:
     return [{**row, "id": f"{source}:{row['id']}", "source": source} for row in rows]
 
 
+def unlabelled_pile(args, labelled: list[dict]) -> list[str] | None:
+    """``--pile``: its first ``--pile-size`` abstracts that are none of the labelled ones, as
+    the recipe reads them (self-training learns from them), or None."""
+    if args.pile is None:
+        return None
+    import gzip
+
+    from tagger.reading import abstract_id
+
+    known = {abstract_id(r["abstract"]) for r in labelled}
+    texts = []
+    with gzip.open(args.pile, "rt", encoding="utf-8") as stream:
+        for line in stream:
+            row = json.loads(line)
+            if abstract_id(row["abstract"]) not in known:
+                texts.append(document(row["abstract"], row.get("title", "")))
+            if len(texts) == args.pile_size:
+                break
+    print(f"self-training on {len(texts)} abstracts of {args.pile}")
+    return texts
+
+
 def conference_figures(model, path: Path) -> dict:
     rows = load_conference(path, load_mapping())
     predictions = model.predict([document(r["abstract"], r["title"]) for r in rows])
@@ -93,19 +118,34 @@ def run(args, settings, use_preprints: bool) -> dict:
         def weight(row: dict) -> float:
             return share if row["source"] == "preprint" else 1.0
 
+    pile = unlabelled_pile(args, everything)
     year = {r["id"]: r["year"] for r in proceedings}
     by_year = held_out(
-        proceedings, year, settings, rows_beside=trained_on_preprints, everything=everything, weight=weight
+        proceedings,
+        year,
+        settings,
+        rows_beside=trained_on_preprints,
+        everything=everything,
+        weight=weight,
+        pile=pile,
     )
     results = {"proceedings by year": measure(by_year, proceedings)}
 
     if use_preprints:
         fold = preprint_folds(preprints, args.folds)
         by_fold = held_out(
-            preprints, fold, settings, rows_beside=proceedings, everything=everything, weight=weight
+            preprints,
+            fold,
+            settings,
+            rows_beside=proceedings,
+            everything=everything,
+            weight=weight,
+            pile=pile,
         )
         results["preprints by fold"] = measure(by_fold, preprints)
-    model, _ = trained_with(proceedings + trained_on_preprints, settings, everything, weight=weight)
+    model, _ = trained_with(
+        proceedings + trained_on_preprints, settings, everything, weight=weight, pile=pile
+    )
     if not use_preprints:
         results["preprints (none trained on)"] = measure(model, preprints)
     results["conference"] = conference_figures(model, args.conference)
@@ -166,11 +206,20 @@ def main() -> None:
         action="store_true",
         help="preprint labels weighted so each source weighs the same",
     )
+    parser.add_argument("--pile", type=Path, help="unlabelled abstracts (.jsonl.gz) to self-train on")
+    parser.add_argument("--pile-size", type=int, default=5000)
+    parser.add_argument(
+        "--outside", action="store_true", help="an experiment: the 'none' abstracts as an area 'other'"
+    )
     parser.add_argument("--title-repeats", type=int, default=1, help="an experiment: the title read N times")
     parser.add_argument("--json", type=Path, help="write every figure here too")
     args = parser.parse_args()
     if args.title_repeats > 1:
         repeat_titles(args.title_repeats)
+    if args.outside:
+        import bench_modern
+
+        bench_modern.OUTSIDE = bench_modern.outside_area()
     from devdata import parse_settings
 
     recipes = [("shipped recipe (settings searched)", None)] + [(s, parse_settings(s)) for s in args.settings]
