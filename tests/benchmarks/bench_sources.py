@@ -200,6 +200,7 @@ def main() -> None:
     parser.add_argument("--conference", type=Path, required=True)
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--settings", action="append", default=[])
+    parser.add_argument("--settings-only", action="store_true", help="leave out the searched recipe")
     parser.add_argument("--without-preprints", action="store_true")
     parser.add_argument(
         "--source-balanced",
@@ -222,7 +223,8 @@ def main() -> None:
         bench_modern.OUTSIDE = bench_modern.outside_area()
     from devdata import parse_settings
 
-    recipes = [("shipped recipe (settings searched)", None)] + [(s, parse_settings(s)) for s in args.settings]
+    searched = [] if args.settings_only else [("shipped recipe (settings searched)", None)]
+    recipes = searched + [(s, parse_settings(s)) for s in args.settings]
     everything = {}
     for name, settings in recipes:
         if args.without_preprints:
