@@ -164,7 +164,7 @@ def trained_with(
     from tagger.training import train
 
     base = repository_labels_without(everything or rows)
-    labelled = [r for r in rows if r["area"] != "none" or OUTSIDE.slug in base.slugs]
+    labelled = [r for r in rows if r["area"] != "none" or OUTSIDE is not None]
     training_set = dataclasses.replace(
         base,
         texts=base.texts + tuple(document(r["abstract"], r["title"]) for r in labelled),
