@@ -4,7 +4,8 @@ Usage:
     python tests/benchmarks/bench_sources.py --proceedings MODERN.jsonl [MORE.jsonl ...]
         --preprints PREPRINTS.jsonl --conference CONFERENCE.jsonl
         [--folds 5] [--settings abstract_weight=0.1,C=10 ...] [--without-preprints] [--source-balanced]
-        [--title-repeats N] [--pile PILE.jsonl.gz --pile-size N] [--outside] [--json FILE]
+        [--title-repeats N] [--pile PILE.jsonl.gz --pile-size N] [--outside] [--title-features]
+        [--json FILE]
 
 The proceedings are ``../shared/bench/modern-labelled-dev.jsonl`` and ``modern-labelled-train.jsonl``
 (hand-labelled abstracts of 2022-24, the repository's own labels among them), the preprints
@@ -31,7 +32,8 @@ training settings (no search); ``--title-repeats N`` (an experiment) has the rec
 title N times before its abstract, in training and tagging; ``--pile`` self-trains every
 training on the first ``--pile-size`` abstracts of an unlabelled pile (those labelled left out);
 ``--outside`` (an experiment) trains the ``none`` abstracts as an area ``other`` of their own
-(a tag ``other`` counts as flagged for them, and as wrong for the others).
+(a tag ``other`` counts as flagged for them, and as wrong for the others); ``--title-features``
+(an experiment) adds each title word as a feature of its own beside the words of the text.
 """
 
 from __future__ import annotations
@@ -193,6 +195,23 @@ def repeat_titles(times: int) -> None:
     globals()["document"] = document_with_titles
 
 
+def title_features() -> None:
+    """An experiment: each title word also read as a feature of its own (``ttlWORD``), beside
+    the title and the abstract, in training and in tagging alike."""
+    import re
+
+    import bench_modern
+
+    from tagger import reading
+
+    def document_with_title_words(abstract: str, title: str = "") -> str:
+        marked = " ".join(f"ttl{word}" for word in re.findall(r"\w+", title.lower()))
+        return reading.document(f"{abstract} {marked}" if marked else abstract, title)
+
+    bench_modern.document = document_with_title_words
+    globals()["document"] = document_with_title_words
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--proceedings", type=Path, nargs="+", required=True)
@@ -210,6 +229,9 @@ def main() -> None:
     parser.add_argument("--pile", type=Path, help="unlabelled abstracts (.jsonl.gz) to self-train on")
     parser.add_argument("--pile-size", type=int, default=5000)
     parser.add_argument(
+        "--title-features", action="store_true", help="an experiment: title words as features"
+    )
+    parser.add_argument(
         "--outside", action="store_true", help="an experiment: the 'none' abstracts as an area 'other'"
     )
     parser.add_argument("--title-repeats", type=int, default=1, help="an experiment: the title read N times")
@@ -217,6 +239,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.title_repeats > 1:
         repeat_titles(args.title_repeats)
+    if args.title_features:
+        title_features()
     if args.outside:
         import bench_modern
 
