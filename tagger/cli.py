@@ -139,7 +139,8 @@ def _predict(args: argparse.Namespace) -> int:
     else:
         abstracts = reading.read_abstracts(paths, **_read_options(args, report, keep))
     blocks = tag_blocks(abstracts, model, jobs=jobs)
-    output.check_output(args.output, paths, project.own_folders())  # (said before the format)
+    protected = project.own_folders()
+    output.check_output(args.output, paths, protected)  # (said before the format)
     target = output.format_for(args.output, args.format)
     layout = output.Layout(
         args.top_k, args.min_confidence, keep, model.areas if args.all_probabilities else ()
@@ -152,7 +153,7 @@ def _predict(args: argparse.Namespace) -> int:
             paths,
             binary=target.format == "parquet",
             compress=target.gzip,
-            protected=project.own_folders(),
+            protected=protected,
         ) as stream,
         feedback.progress(args.quiet, paths, report) as update,
     ):
@@ -274,8 +275,9 @@ def _labels(args: argparse.Namespace) -> int:
     from .agreement import agreement, describe
 
     project = _project(args)
+    protected = project.own_folders()
     if not args.agreement:
-        output.check_output(args.output, protected=project.own_folders())
+        output.check_output(args.output, protected=protected)
         target = output.format_for(args.output, args.format, default="jsonl")
     rows = project.label_rows()
     if args.agreement:
@@ -285,7 +287,7 @@ def _labels(args: argparse.Namespace) -> int:
         }
         print(describe(found, snippets))
         return 0
-    output.write_table(rows, args.output, target, protected=project.own_folders())
+    output.write_table(rows, args.output, target, protected=protected)
     if args.output not in (None, "-"):
         print(f"wrote {args.output}: {len(rows):,} labels", file=sys.stderr)
     return 0
@@ -395,7 +397,8 @@ def _report(args: argparse.Namespace) -> int:
             "the report would overwrite the tags it reads", where=args.output, fix="Give another -o."
         )
     project = _project(args)
-    output.check_output(args.output, protected=project.own_folders())
+    protected = project.own_folders()
+    output.check_output(args.output, protected=protected)
     model = project.model()
     labels = project.labels_by_name() if args.label_column is None else {}
     with feedback.stages():
@@ -403,7 +406,7 @@ def _report(args: argparse.Namespace) -> int:
         logging.getLogger("tagger.report").info("writing the report")
         page = build(overview, model, f"tagger report: {Path(args.tags).name}")
     replaced = " (it replaces the report that was there)" if Path(args.output).is_file() else ""
-    with output.open_output(args.output, protected=project.own_folders()) as stream:
+    with output.open_output(args.output, protected=protected) as stream:
         stream.write(page)
     print(f"wrote {args.output}: {overview.rows} abstracts{replaced}", file=sys.stderr)
     print(project.which_model(model), file=sys.stderr)

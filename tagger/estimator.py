@@ -74,14 +74,14 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
         missing = next((i for i, label in enumerate(given) if _is_missing(label)), None)
         if missing is not None:
             raise ArgumentError(f"y[{missing}] is missing, not a label", fix="Give every text a label.")
+        y = np.asarray(given.tolist())  # (the labels' own type again: numbers as numbers)
         try:
-            check_classification_targets(np.asarray(given.tolist()))  # (a continuous target: refused)
+            check_classification_targets(y)  # (a continuous target: refused)
         except ValueError as error:
             raise ArgumentError(str(error).split(".")[0], fix="Give y as class labels (areas).") from None
         weights = _weights(sample_weight, len(texts))
         if not any(text.strip() for text in texts):
             raise ArgumentError("every text of X is empty", fix="Pass the texts to learn from.")
-        y = np.asarray(given.tolist())
         self.classes_ = np.unique(y)
         slugs = [str(c) for c in self.classes_]
         if len(set(slugs)) != len(slugs):

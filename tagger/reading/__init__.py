@@ -187,9 +187,7 @@ def _read_files(
                     )
                 )
                 continue
-            fmt = options.input_format or _sniff_stdin(source)
-            if fmt is not None:
-                yield from _read_file(source, fmt)
+            yield from _read_file(source, options.input_format or _sniff_stdin(source))
             continue
         fmt = options.input_format or format_of(path)
         _note_forced_format(path, options)
@@ -258,17 +256,15 @@ def _note_forced_format(path: Path, options: _Options) -> None:
         )
 
 
-def _sniff_stdin(source: _Source) -> str | None:
+def _sniff_stdin(source: _Source) -> str:
     """The format of standard input from its first bytes, as a file's name would say it:
     BibTeX when it starts with an entry (``@article{``, after any comment lines), RIS with
-    ``TY  -``, Web of Science's plain text with ``FN`` or ``PT``, XML (an Atom feed) with ``<``,
-    JSON lines when it starts with
-    ``{``, a JSON array with ``[``, CSV when its first line is a header (one naming the
-    abstract column, or short cells in the same number as the next line's), otherwise text.
-    Any format but text is noted in the report."""
-    peek = getattr(source.stream, "peek", None)
-    head = peek(65536)[:65536] if peek else b""
-    text = head.decode(source.encoding, errors="replace").lstrip("\ufeff")
+    ``TY  -``, XML (an Atom feed) with ``<``, JSON lines when it starts with ``{``, a JSON
+    array with ``[``, CSV when its first line is a header (one naming the abstract column, or
+    short cells in the same number as the next line's), otherwise text (which is then read as
+    a text file is: Web of Science's plain text, tab-separated values, or prose). Any format
+    but text is noted in the report."""
+    text = source.head()
     first_line, _, rest = text.lstrip().partition("\n")
     first_line = first_line.rstrip("\r")
     fmt = "txt"
@@ -276,8 +272,6 @@ def _sniff_stdin(source: _Source) -> str | None:
         fmt = "bib"
     elif re.match(r"TY  -", first_line):
         fmt = "ris"
-    elif re.match(r"(FN|PT) \S", first_line):
-        fmt = "wos"
     elif first_line.startswith("<"):
         fmt = "xml"
     elif first_line.startswith("{"):
@@ -299,9 +293,7 @@ def _tab_header(source: _Source) -> bool:
     """Whether a .txt file is a table of tab-separated values, as Web of Science saves its
     exports (``savedrecs.txt``: a header of field tags, PT AU TI ... AB ... UT): its first
     line splits on tabs into cells one of which names the abstract column. Noted when so."""
-    peek = getattr(source.stream, "peek", None)
-    head = peek(65536)[:65536] if peek else b""
-    first = head.decode(source.encoding, errors="replace").lstrip("\ufeff").split("\n", 1)[0].rstrip("\r")
+    first = source.head().split("\n", 1)[0].rstrip("\r")
     cells = first.split("\t")
     column = field_names(cells, source.options.columns).get("abstract") if len(cells) >= 3 else None
     if column is None:
@@ -321,7 +313,7 @@ READERS = {
     "json": _read_json,
     "bib": _read_bib,
     "ris": _read_ris,
-    "wos": _read_wos,  # (a .txt file that is a Web of Science export)
+    "wos": _read_wos,  # (a .txt file, or stdin, that is a Web of Science export)
     "atom": _read_atom,
     "xml": _read_atom,  # (an Atom feed, or refused)
 }

@@ -385,10 +385,7 @@ _WOS_LISTS = {"AU", "AF", "BA", "BF", "CA", "GP", "BE", "CR", "C1", "C3", "EM", 
 def is_wos_text(source: _Source) -> bool:
     """Whether a .txt file is Web of Science's plain-text export (``savedrecs.txt``): its first
     line ``FN ...`` (the file's header) or ``PT ...`` (the first record's type). Noted when so."""
-    peek = getattr(source.stream, "peek", None)
-    head = peek(4096)[:4096] if peek else b""
-    first = head.decode(source.encoding, errors="replace").lstrip("\ufeff").split("\n", 1)[0].rstrip("\r")
-    if not re.match(r"(FN|PT) \S", first):
+    if not re.match(r"(FN|PT) \S", source.head(4096)):
         return False
     source.report.notes.append(
         f"{source.name}: read as a Web of Science plain-text export (field tags, each record ending ER)"
@@ -527,16 +524,9 @@ class _AtomEntries:
             self.done.append((self._line, fields))
             self._entry = None
             return
-        names = {
-            "id": "id",
-            "title": "title",
-            "summary": "abstract",
-            "published": "published",
-            "updated": "updated",
-        }
         name = tag.removeprefix(_ATOM)
-        if len(self._path) == 2 and name in names:
-            entry[names[name]] = ["".join(self._text).strip()]
+        if len(self._path) == 2 and name in _ATOM_FIELDS:
+            entry[_ATOM_FIELDS[name]] = ["".join(self._text).strip()]
         elif name == "name" and self._path[-1:] == [f"{_ATOM}author"]:
             entry.setdefault("authors", []).append("".join(self._text).strip())
         self._text = []
@@ -601,10 +591,10 @@ def _sheet_records(workbook, name: str, options: _Options, rows: list[int]) -> I
                 fix="Give those columns a name in the first row, or leave the row out with --skip-bad.",
             )
             continue
-        row = {column: "" if value is None else value for column, value in zip(header, values)}
+        row = dict.fromkeys(header, "") | {c: v for c, v in zip(header, values) if v is not None}
         if not any(str(cell).strip() for cell in row.values()):
             continue  # a blank row
-        yield _record({column: row.get(column, "") for column in header}, number, where, columns, found)
+        yield _record(row, number, where, columns, found)
 
 
 def _unreadable_workbook(error: Exception, name: str) -> InputError:

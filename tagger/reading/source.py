@@ -257,6 +257,14 @@ class _Source:
                 )
         return None
 
+    def head(self, size: int = 65536) -> str:
+        """The text of the stream's first ``size`` bytes, without a byte-order mark, read
+        without taking them from the stream (what format sniffing looks at); empty where the
+        stream cannot be peeked."""
+        peek = getattr(self.stream, "peek", None)
+        data = peek(size)[:size] if peek else b""
+        return data.decode(self.encoding, errors="replace").lstrip("\ufeff")
+
     def binary_problem(self) -> InputError | None:
         """An error when the file holds NUL bytes: UTF-16 or UTF-32 text read as another
         encoding (named, with the option that reads it), or binary data."""
