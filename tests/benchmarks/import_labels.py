@@ -7,21 +7,39 @@ Abstracts labelled ``none`` (no area) are left out; nothing is labelled by a mod
 Usage:
     python tests/benchmarks/import_labels.py LABELLED.jsonl --texts seeds/NAME.jsonl
                                              [--labels labels] [--abstracts seeds]
+                                             [--venue arxiv] [--hold-out K]
 
-Used for ``../shared/bench/modern-labelled-train.jsonl``; run it in a copy of the project to
-measure before the labels are committed.
+Used for ``../shared/bench/modern-labelled-train.jsonl`` and, with ``--venue arxiv --hold-out 8``,
+for ``../shared/bench/preprint-labelled-2025.jsonl`` (arXiv abstracts have no venue or year: the
+venue is ``--venue`` and the year the arXiv id's, ``2506.13434`` of 2025). ``--hold-out K`` leaves
+out the first of K stratified folds (``bench_sources.preprint_folds``, seed 0) so that the
+shipped model can be measured on labelled abstracts it did not see. Run it in a copy of the
+project to measure before the labels are committed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 FIELDS = ("id", "venue", "year", "title", "abstract")
+ARXIV_ID = re.compile(r"(\d\d)(\d\d)\.\d{4,5}(v\d+)?")
+
+
+def with_source(row: dict, venue: str | None) -> dict:
+    """The row with its venue (``venue`` where given) and year (an arXiv id's where it has none)."""
+    row = {**row, "venue": venue or row["venue"]}
+    if "year" not in row:
+        match = ARXIV_ID.fullmatch(row["id"])
+        if match is None:
+            raise SystemExit(f"{row['id']}: no year, and not an arXiv id to read one from")
+        row["year"] = 2000 + int(match.group(1))
+    return row
 
 
 def main() -> None:
@@ -30,11 +48,22 @@ def main() -> None:
     parser.add_argument("--texts", type=Path, required=True, help="the texts file to write (new)")
     parser.add_argument("--labels", type=Path, default=Path("labels"))
     parser.add_argument("--abstracts", type=Path, default=Path("seeds"))
+    parser.add_argument("--venue", help="the venue of every abstract (arXiv abstracts have none)")
+    parser.add_argument("--hold-out", type=int, default=0, help="leave out the first of K stratified folds")
     options = parser.parse_args()
     from tagger.labelstore import ProjectLabels
     from tagger.reading import read_abstracts
 
     rows = [json.loads(line) for line in options.labelled.read_text(encoding="utf-8").splitlines() if line]
+    held = 0
+    if options.hold_out:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_sources import preprint_folds
+
+        fold = preprint_folds(rows, options.hold_out)
+        held = sum(fold[row["id"]] == 0 for row in rows)
+        rows = [row for row in rows if fold[row["id"]] != 0]
+    rows = [with_source(row, options.venue) for row in rows]
     with_area = [row for row in rows if row["area"] != "none"]
     if options.texts.exists():
         raise SystemExit(f"{options.texts} exists already")
@@ -44,14 +73,14 @@ def main() -> None:
         ),
         encoding="utf-8",
     )
-    store = ProjectLabels(options.labels, options.abstracts)
+    store = ProjectLabels(options.labels, options.abstracts, annotator="")  # the readers are not named
     areas = {row["id"]: row["area"] for row in with_area}
     added = 0
     for abstract in read_abstracts([options.texts]):
         answer = store.add(abstract, areas[abstract.id])
         added += answer.earlier is None
-    print(f"{options.texts}: {len(with_area)} abstracts with an area ({len(rows) - len(with_area)} 'none' left out); "
-          f"{added} new labels in {options.labels / 'labels.csv'}")  # fmt: skip
+    print(f"{options.texts}: {len(with_area)} abstracts with an area ({len(rows) - len(with_area)} 'none' left out, "
+          f"{held} held out); {added} new labels in {options.labels / 'labels.csv'}")  # fmt: skip
 
 
 if __name__ == "__main__":
