@@ -69,12 +69,15 @@ class TrainingSet:
     pseudo_labels: tuple[str, ...] = ()
     pile: tuple[str, ...] = ()  # the unlabelled abstracts the pseudo-labels were chosen from
     weights: tuple[float, ...] = ()  # each label's weight (scikit-learn's sample_weight); none: 1 each
+    files: tuple[str, ...] = ()  # the name of the file each labelled text is from, where known
 
     def __post_init__(self) -> None:
         if not len(self.texts) == len(self.labels) == len(self.ids):
             raise ValueError("texts, labels and ids differ in length")
         if self.weights and len(self.weights) != len(self.labels):
             raise ValueError("labels and weights differ in length")
+        if self.files and len(self.files) != len(self.labels):
+            raise ValueError("labels and files differ in length")
 
     @property
     def slugs(self) -> tuple[str, ...]:
@@ -94,7 +97,17 @@ class TrainingSet:
             labels=tuple(self.labels[i] for i in indices),
             ids=tuple(self.ids[i] for i in indices),
             weights=tuple(self.weights[i] for i in indices) if self.weights else (),
+            files=tuple(self.files[i] for i in indices) if self.files else (),
         )
+
+    def described(self) -> str:
+        """The labelled abstracts as a card says where they are from: ``origin``, and where
+        the texts' files are known, how many from each (most first), e.g. ``labels (texts:
+        arxiv-2025.jsonl 1996, modern-2022-24-train.jsonl 1057)``."""
+        if not self.files:
+            return self.origin
+        counts = sorted(Counter(self.files).items(), key=lambda item: (-item[1], item[0]))
+        return f"{self.origin} (texts: {', '.join(f'{name} {n}' for name, n in counts)})"
 
     def counts(self) -> dict[str, int]:
         """Labelled abstracts per area, every area listed."""
@@ -223,6 +236,7 @@ def load_training_set(
     labels = load_labels(labels_dir / LABELS_FILE, areas)
     read = list(read_abstracts(abstracts))
     documents = {abstract_id(a.text): a.document for a in read}
+    files = {abstract_id(a.text): Path(a.source).name for a in read}
     names = digests_of_ids(read)
     joined: dict[str, Label] = {}
     missing = []
@@ -262,6 +276,7 @@ def load_training_set(
         ids=tuple(joined),
         use_descriptions=True,
         origin=str(labels_dir),
+        files=tuple(files[digest] for digest in joined),
     )
 
 

@@ -470,7 +470,7 @@ def calibrate(
         top_label.evidence,
         fitted_on=(
             f"{out_of_fold.scheme} predictions of the {len(labels)} labelled abstracts of "
-            f"{training_set.origin} ({len(out_of_fold.probe_rows)} cut-short copies for the temperature "
+            f"{training_set.described()} ({len(out_of_fold.probe_rows)} cut-short copies for the temperature "
             "and evidence scale)"
         ),
         ceiling=round(ceiling, 6),

@@ -126,6 +126,11 @@ def test_the_shipped_card_says_what_its_calibration_was_fitted_on(shipped):
     calibration = shipped.card.calibration
     assert "top-label" in calibration.method
     assert f"{shipped.card.evaluation.labelled_abstracts} labelled abstracts" in calibration.fitted_on
+    # of every source: proceedings of 2022-24 and preprints of 2025
+    assert (
+        "arxiv-2025.jsonl 1996, modern-2022-24-train.jsonl 1057, modern-2022-24.jsonl 318"
+        in calibration.fitted_on
+    )
 
 
 probability_rows = st.lists(

@@ -27,7 +27,7 @@ def test_the_shipped_model_is_current_with_the_labels(shipped, training_set):
     assert shipped.card.training_data.sha256 == training_set.fingerprint()
 
 
-@pytest.mark.slow  # the search over 1,413 labelled abstracts takes half a minute
+@pytest.mark.slow  # the search over 3,409 labelled abstracts takes half a minute
 def test_the_shipped_model_is_current_with_the_settings(shipped, retrained):
     assert shipped.card.settings == retrained.card.settings  # as training chooses them today
 
@@ -45,7 +45,7 @@ def test_retraining_reproduces_the_shipped_model(shipped, retrained):
 
 def test_cross_validated_figures_of_the_shipped_recipe(shipped):
     figures = shipped.card.evaluation
-    assert figures.scheme == "stratified 5-fold" and figures.labelled_abstracts == 1413
+    assert figures.scheme == "stratified 5-fold" and figures.labelled_abstracts == 3409
     assert figures.accuracy >= 0.78 and figures.macro_f1 >= 0.78 and figures.ece <= 0.03
 
 
@@ -62,7 +62,7 @@ def test_leave_one_out_accuracy_of_the_recipe_on_the_seeds(seed_set):
 def test_the_card_describes_the_training(shipped):
     card = shipped.card
     assert [a.slug for a in card.areas] == list(shipped.areas)
-    assert sum(card.labelled_per_area.values()) == 1413
+    assert sum(card.labelled_per_area.values()) == 3409
     assert card.n_features == len(shipped.vocabulary)
     assert {"numpy", "scikit-learn", "python", "tagger"} <= card.versions.keys()
     assert card.calibration.temperature > 0
