@@ -13,8 +13,8 @@ import os
 import re
 import warnings
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -69,15 +69,14 @@ class TrainingSet:
     pseudo_labels: tuple[str, ...] = ()
     pile: tuple[str, ...] = ()  # the unlabelled abstracts the pseudo-labels were chosen from
     weights: tuple[float, ...] = ()  # each label's weight (scikit-learn's sample_weight); none: 1 each
-    files: tuple[str, ...] = ()  # the name of the file each labelled text is from, where known
+    # the name of the file each labelled text is from, by its id, where known
+    files: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not len(self.texts) == len(self.labels) == len(self.ids):
             raise ValueError("texts, labels and ids differ in length")
         if self.weights and len(self.weights) != len(self.labels):
             raise ValueError("labels and weights differ in length")
-        if self.files and len(self.files) != len(self.labels):
-            raise ValueError("labels and files differ in length")
 
     @property
     def slugs(self) -> tuple[str, ...]:
@@ -97,17 +96,20 @@ class TrainingSet:
             labels=tuple(self.labels[i] for i in indices),
             ids=tuple(self.ids[i] for i in indices),
             weights=tuple(self.weights[i] for i in indices) if self.weights else (),
-            files=tuple(self.files[i] for i in indices) if self.files else (),
         )
 
     def described(self) -> str:
         """The labelled abstracts as a card says where they are from: ``origin``, and where
         the texts' files are known, how many from each (most first), e.g. ``labels (texts:
         arxiv-2025.jsonl 1996, modern-2022-24-train.jsonl 1057)``."""
-        if not self.files:
+        named = Counter(self.files[i] for i in self.ids if i in self.files)
+        if not named:
             return self.origin
-        counts = sorted(Counter(self.files).items(), key=lambda item: (-item[1], item[0]))
-        return f"{self.origin} (texts: {', '.join(f'{name} {n}' for name, n in counts)})"
+        counts = sorted(named.items(), key=lambda item: (-item[1], item[0]))
+        others = len(self.ids) - named.total()
+        return f"{self.origin} (texts: {', '.join(f'{name} {n}' for name, n in counts)}" + (
+            f"; {others} from elsewhere)" if others else ")"
+        )
 
     def counts(self) -> dict[str, int]:
         """Labelled abstracts per area, every area listed."""
@@ -276,7 +278,7 @@ def load_training_set(
         ids=tuple(joined),
         use_descriptions=True,
         origin=str(labels_dir),
-        files=tuple(files[digest] for digest in joined),
+        files={digest: files[digest] for digest in joined},
     )
 
 

@@ -1,4 +1,5 @@
 import csv
+import dataclasses
 import json
 from collections import Counter
 from pathlib import Path
@@ -59,7 +60,15 @@ def test_a_training_set_says_which_files_its_texts_are_from(training_set, seed_s
         + ", ".join(f"{name} {n}" for name, n in sorted(seeds.items()))
         + ")"
     )
-    assert seed_set.subset([0, 1]).files == seed_set.files[:2]
+    first_two = seed_set.subset([0, 1])
+    assert first_two.described() == f"{first_two.origin} (texts: {first_two.files[first_two.ids[0]]} 2)"
+    grown = dataclasses.replace(
+        first_two,
+        texts=(*first_two.texts, "x y"),
+        labels=(*first_two.labels, "llm"),
+        ids=(*first_two.ids, "0"),
+    )
+    assert grown.described().endswith("2; 1 from elsewhere)")  # a text added otherwise counts apart
     assert labelled(["a b", "c d"], ["x", "y"]).described() == "lists"  # files unknown: where they came from
 
 
