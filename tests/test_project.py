@@ -95,7 +95,7 @@ def test_a_retrain_in_a_new_project_builds_on_the_shipped_labels(capsys, tmp_pat
     monkeypatch.setattr(sys, "stdin", io.StringIO("robotics\ntheory\ngenerative\n"))
     assert run(capsys, "label", papers, "--n", "3")[0] == 0
     status, _, err = run(capsys, "train")
-    assert status == 0 and "trained on 1416 labelled abstracts" in err
+    assert status == 0 and "trained on 3412 labelled abstracts" in err
     model = load_model(tmp_path / "models")
     assert model.card.evaluation.accuracy > 0.6  # what the shipped labels teach, kept
 
