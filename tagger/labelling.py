@@ -217,6 +217,7 @@ class Session:
         self.index = 0
         self.result = SessionResult()
         self.answered: list[tuple[int, Any, str]] = []  # (queue index, receipt, area), in order
+        self.skipped: set[int] = set()  # the queue indices skipped (and not gone back over)
 
     @property
     def current(self) -> Suggestion | None:
@@ -237,7 +238,8 @@ class Session:
 
     def skip(self) -> Suggestion:
         item = self._item()
-        self.result.skipped += 1
+        self.skipped.add(self.index)
+        self.result.skipped = len(self.skipped)
         self.index += 1
         return item
 
@@ -249,6 +251,9 @@ class Session:
             return None
         self.index, receipt, area = self.answered.pop()
         abstract_id_, _ = self.result.labelled.pop()
+        # the abstracts skipped after it come again: skipped no longer, until skipped again
+        self.skipped = {index for index in self.skipped if index < self.index}
+        self.result.skipped = len(self.skipped)
         return self.unsave(receipt) is not False, abstract_id_, area
 
     def _item(self) -> Suggestion:

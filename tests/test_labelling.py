@@ -318,6 +318,16 @@ def test_undo_takes_a_project_label_back(project, monkeypatch, capsys):
     assert len(label_rows(project)) == 38 and "labelled 0, skipped 0" in capsys.readouterr().err
 
 
+def test_an_abstract_skipped_then_answered_after_an_undo_counts_as_labelled_not_skipped(
+    project, monkeypatch, capsys
+):
+    monkeypatch.chdir(project)
+    # answer the first, skip the second, undo (back to the first), answer both
+    monkeypatch.setattr(sys, "stdin", io.StringIO("1\ns\nu\n1\n1\nq\n"))
+    assert main(["label", "pile.jsonl", "--n", "3"]) == 0
+    assert len(label_rows(project)) == 40 and "labelled 2, skipped 0" in capsys.readouterr().err
+
+
 def test_relabel_shows_the_labels_the_model_doubts_most_first(project, monkeypatch, capsys):
     monkeypatch.chdir(project)
     rows = label_rows(project)

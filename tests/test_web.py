@@ -147,6 +147,21 @@ def test_the_page_answers_only_its_own_requests(project):
     assert status == 0 and "labelled 0, skipped 0" in err and "Traceback" not in err
 
 
+def test_the_page_counts_an_abstract_skipped_then_answered_after_an_undo_as_labelled(project):
+    page = Page(project, "--n", "5")
+    try:
+        page.answer("robotics")
+        state = page.answer(None)  # a skip
+        assert (state["answered"], state["skipped"]) == (1, 1)
+        state = page.undo()  # back to the first: the one skipped after it comes again
+        assert (state["position"], state["answered"], state["skipped"]) == (0, 0, 0)
+        page.answer("robotics")
+        state = page.answer("theory")
+        assert (state["position"], state["answered"], state["skipped"]) == (2, 2, 0)
+    finally:
+        page.stop()
+
+
 def test_answers_are_saved_at_once_and_undo_takes_one_back(project):
     before = label_rows(project)
     page = Page(project, "--n", "5")
