@@ -42,6 +42,15 @@ class Suggestion:
     abstract: Abstract
     prediction: Prediction
     current: str = ""  # the area it is labelled with now (when labels are reviewed)
+    current_by: str = ""  # who gave it, when only other annotators did (an answer goes beside theirs)
+
+    def current_note(self) -> str:
+        """What an answer does to the label it has now (when labels are reviewed), or ""."""
+        if not self.current:
+            return ""
+        if self.current_by:
+            return f"labelled {self.current} by {self.current_by}; your answer is kept beside theirs"
+        return f"labelled {self.current} now; another answer replaces it"
 
     @property
     def margin(self) -> float:
@@ -301,8 +310,8 @@ def label_session(
         if abstract.title:
             say(textwrap.fill(abstract.title, width))
         say(textwrap.fill(abstract.text, width))
-        if item.current:
-            say(f"  labelled {item.current} now; another answer replaces it, s keeps it")
+        if note := item.current_note():
+            say(f"  {note}, s leaves it")
         say("   ".join(f"{i}) {slug} {p:.2f}" for i, (slug, p) in enumerate(guesses, start=1)))
         keys = f"1-{len(guesses)}"
         while True:

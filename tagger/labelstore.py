@@ -338,6 +338,17 @@ class ProjectLabels:
             labels.save()
         return result
 
+    def others_only(self) -> dict[str, str]:
+        """Digest -> who labelled it (names joined by ", "), for each abstract labelled only
+        by annotators other than this store's (and none by nobody named): an answer to it goes
+        beside theirs (see :meth:`add`), where an answer to any other replaces a label."""
+        names: dict[str, set[str]] = {}
+        for row in self.rows():
+            names.setdefault(row["abstract_id"], set()).add(row.get("annotator") or "")
+        return {
+            digest: ", ".join(sorted(who)) for digest, who in names.items() if not who & {"", self.annotator}
+        }
+
     def rows(self) -> list[dict[str, str]]:
         """Every label of labels.csv in order: the digest of its text (each, for an id naming
         several), its area, title, annotator and time."""
@@ -422,6 +433,10 @@ class LabelledFile:
         records = RecordFile(self.where, self.kind, self.columns, header=header)
         records.require("abstract", "area")
         return records
+
+    def others_only(self) -> dict[str, str]:
+        """None: a labelled file names no annotators (every answer replaces a label)."""
+        return {}
 
     def current(self) -> dict[str, str]:
         """Digest -> area of every record that has both."""

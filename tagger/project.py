@@ -9,6 +9,7 @@ store, which training set, which areas).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -327,10 +328,16 @@ class Project:
         """The abstracts to label, most useful first (or, with ``relabel``, the labels the
         model doubts most, judged out of fold)."""
         from .labelling import relabel_queue, suggest
+        from .reading import abstract_id
 
         current = store.current()
         if relabel:
-            return relabel_queue(abstracts, model, current, n, self.training_set())
+            queue = relabel_queue(abstracts, model, current, n, self.training_set())
+            others = store.others_only()
+            return [
+                dataclasses.replace(item, current_by=others.get(abstract_id(item.abstract.text), ""))
+                for item in queue
+            ]
         return suggest(abstracts, model, n, exclude=set(current))
 
     # -- training ----------------------------------------------------------------------------

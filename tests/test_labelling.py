@@ -328,6 +328,22 @@ def test_an_abstract_skipped_then_answered_after_an_undo_counts_as_labelled_not_
     assert len(label_rows(project)) == 40 and "labelled 2, skipped 0" in capsys.readouterr().err
 
 
+def test_relabel_says_whether_an_answer_replaces_the_label_or_goes_beside_another_annotators(
+    project, monkeypatch, capsys
+):
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("1\n"))
+    assert main(["label", "pile.jsonl", "--n", "1", "--annotator", "ben"]) == 0
+    capsys.readouterr()
+    for annotator, note in (
+        ("ana", "by ben; your answer is kept beside theirs, s leaves it"),
+        ("ben", "now; another answer replaces it, s leaves it"),
+    ):
+        monkeypatch.setattr(sys, "stdin", io.StringIO("s\n"))
+        assert main(["label", "pile.jsonl", "--relabel", "--n", "1", "--annotator", annotator]) == 0
+        assert note in capsys.readouterr().out, annotator
+
+
 def test_relabel_shows_the_labels_the_model_doubts_most_first(project, monkeypatch, capsys):
     monkeypatch.chdir(project)
     rows = label_rows(project)

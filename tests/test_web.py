@@ -162,6 +162,21 @@ def test_the_page_counts_an_abstract_skipped_then_answered_after_an_undo_as_labe
         page.stop()
 
 
+def test_the_page_says_a_relabel_goes_beside_another_annotators_label(project):
+    first = Page(project, "--n", "1", "--annotator", "ben")
+    try:
+        first.answer("robotics")
+    finally:
+        first.stop()
+    page = Page(project, "--relabel", "--n", "1", "--annotator", "ana")
+    try:
+        item = page.call("GET", "/api/state")["item"]
+        assert item["current"] == "robotics"
+        assert item["current_note"] == "labelled robotics by ben; your answer is kept beside theirs"
+    finally:
+        page.stop()
+
+
 def test_answers_are_saved_at_once_and_undo_takes_one_back(project):
     before = label_rows(project)
     page = Page(project, "--n", "5")

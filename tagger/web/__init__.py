@@ -124,6 +124,7 @@ class LabellingApp:
             "text_marks": in_utf16(abstract.text, highlights(abstract.text, terms, order)),
             "highlighted": len(by_area),  # the likeliest areas whose words are marked
             "current": item.current,
+            "current_note": item.current_note(),  # what an answer does to that label
         }
 
     def answer(self, area: str | None, at: object = None) -> None:

@@ -105,7 +105,7 @@ function render() {
   $("where").textContent = `${item.source} #${item.position} · id ${item.id}`;
   const current = $("current");
   current.hidden = !item.current;
-  current.textContent = item.current ? `labelled ${item.current} now: another answer replaces it, skip keeps it` : "";
+  current.textContent = item.current ? `${item.current_note}, skip leaves it` : "";
   $("title").hidden = !item.title;
   marked($("title"), item.title || "", item.title_marks);
   marked($("text"), item.text, item.text_marks);
