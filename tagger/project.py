@@ -362,7 +362,19 @@ class Project:
 
         if training_set is None:
             training_set = self.training_set()
-        return retrain(training_set, self.save_to, texts, unlabelled=unlabelled, search=search, corpus=corpus)
+        from .model import load_model
+
+        # with no model saved there yet, the model that tagged until now, the shipped one, is replaced
+        replaces = load_model() if not self.data else None
+        return retrain(
+            training_set,
+            self.save_to,
+            texts,
+            unlabelled=unlabelled,
+            search=search,
+            corpus=corpus,
+            replaces=replaces,
+        )
 
 
 def _refuse_other_areas(model, labels: dict[str, str], data: str) -> None:

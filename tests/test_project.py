@@ -98,6 +98,12 @@ def test_a_retrain_in_a_new_project_builds_on_the_shipped_labels(capsys, tmp_pat
     assert status == 0 and "trained on 3412 labelled abstracts" in err
     model = load_model(tmp_path / "models")
     assert model.card.evaluation.accuracy > 0.6  # what the shipped labels teach, kept
+    # the first retrain replaces the shipped model: its settings kept (no search), compared with it
+    shipped = load_model()
+    assert model.card.settings == shipped.card.settings and "kept the settings" in err
+    assert "3 labelled abstracts changed of 3409" in err
+    assert "labelled-abstracts        3409      3412" in err
+    assert "on the 3 label(s) new since the previous model" in err
 
 
 def test_every_command_that_uses_a_model_says_which(capsys, tmp_path, monkeypatch):
