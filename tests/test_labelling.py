@@ -311,21 +311,22 @@ def test_label_and_suggest_read_a_users_file_by_its_own_column_names(tmp_path, m
     assert len(capsys.readouterr().out.splitlines()) == 1  # the answered one counts as labelled
 
 
-def test_undo_takes_a_project_label_back(project, monkeypatch, capsys):
-    monkeypatch.chdir(project)
-    monkeypatch.setattr(sys, "stdin", io.StringIO("1\nu\nq\n"))
-    assert main(["label", "pile.jsonl", "--n", "3"]) == 0
-    assert len(label_rows(project)) == 38 and "labelled 0, skipped 0" in capsys.readouterr().err
-
-
-def test_an_abstract_skipped_then_answered_after_an_undo_counts_as_labelled_not_skipped(
-    project, monkeypatch, capsys
+@pytest.mark.parametrize(
+    "answers, labels, summary",
+    [
+        ("1\nu\nq\n", 38, "labelled 0, skipped 0"),  # undo takes a project label back
+        # answer the first, skip the second, undo (back to the first), answer both: none skipped
+        ("1\ns\nu\n1\n1\nq\n", 40, "labelled 2, skipped 0"),
+    ],
+    ids=["undo", "skipped-then-answered"],
+)
+def test_undo_takes_an_answer_back_and_what_was_skipped_after_it_comes_again(
+    project, monkeypatch, capsys, answers, labels, summary
 ):
     monkeypatch.chdir(project)
-    # answer the first, skip the second, undo (back to the first), answer both
-    monkeypatch.setattr(sys, "stdin", io.StringIO("1\ns\nu\n1\n1\nq\n"))
+    monkeypatch.setattr(sys, "stdin", io.StringIO(answers))
     assert main(["label", "pile.jsonl", "--n", "3"]) == 0
-    assert len(label_rows(project)) == 40 and "labelled 2, skipped 0" in capsys.readouterr().err
+    assert len(label_rows(project)) == labels and summary in capsys.readouterr().err
 
 
 def test_relabel_says_whether_an_answer_replaces_the_label_or_goes_beside_another_annotators(
