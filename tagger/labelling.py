@@ -158,31 +158,39 @@ def _tfidf_rows(abstracts: list[Abstract], model: Model):
 
 
 def relabel_queue(
-    abstracts: Iterable[Abstract], model: Model, current: dict[str, str], n: int, training_set
+    abstracts: Iterable[Abstract],
+    model: Model,
+    current: dict[str, str],
+    n: int,
+    training_set,
+    others: dict[str, str] | None = None,
 ) -> list[Suggestion]:
     """The ``n`` labelled abstracts whose labels the model doubts most, to review by hand:
     ``current`` maps the digest of a text (:func:`tagger.reading.abstract_id`) to its area
-    now. Each label is judged by a model that never saw it: the out-of-fold probabilities of
-    ``training_set`` (the labels and texts, cross-validated with the settings ``model``
-    chose), as ``tagger evaluate`` finds possible label errors; a model's guess about an
-    abstract it was trained on agrees with its label whether the label is right or not. The
-    abstracts whose current area gets the lowest probability come first. (An area with one
-    label cannot be measured out of fold: its abstracts are not in the queue.)"""
+    now, ``others`` to who labelled it where only other annotators did (see
+    :attr:`Suggestion.current_by`). Each label is judged by a model that never saw it: the
+    out-of-fold probabilities of ``training_set`` (the labels and texts, cross-validated with
+    the settings ``model`` chose), as ``tagger evaluate`` finds possible label errors; a
+    model's guess about an abstract it was trained on agrees with its label whether the label
+    is right or not. The abstracts whose current area gets the lowest probability come first.
+    (An area with one label cannot be measured out of fold: its abstracts are not in the
+    queue.)"""
     from .training import cross_validate
 
     validation = cross_validate(training_set, model.card.settings)
     rows = validation.rows if validation.rows is not None else np.arange(len(training_set.labels))
     areas = [area.slug for area in training_set.areas]
     out_of_fold = {training_set.ids[i]: validation.probabilities[k] for k, i in enumerate(rows.tolist())}
+    others = others or {}
     labelled = [
-        (a, area, out_of_fold[digest])
+        (a, area, out_of_fold[digest], others.get(digest, ""))
         for a in _once_each(abstracts, set())
         if (area := current.get(digest := abstract_id(a.text))) and digest in out_of_fold
     ]
     if not labelled:
         return []
-    guesses = predictions(np.array([row for _, _, row in labelled]), areas, model.threshold(None))
-    items = [Suggestion(a, guess, area) for (a, area, _), guess in zip(labelled, guesses)]
+    guesses = predictions(np.array([row for _, _, row, _ in labelled]), areas, model.threshold(None))
+    items = [Suggestion(a, guess, area, by) for (a, area, _, by), guess in zip(labelled, guesses)]
     items.sort(key=lambda item: item.prediction.scores.get(item.current, 0.0))
     return items[:n]
 
@@ -203,8 +211,12 @@ def _once_each(abstracts: Iterable[Abstract], excluded: set[str]) -> Iterator[Ab
 @dataclass
 class SessionResult:
     labelled: list[tuple[str, str]] = field(default_factory=list)  # (abstract id, area)
-    skipped: int = 0
+    skipped_at: set[int] = field(default_factory=set)  # queue places skipped (not gone back over)
     quit: bool = False
+
+    @property
+    def skipped(self) -> int:
+        return len(self.skipped_at)
 
 
 class Session:
@@ -226,7 +238,6 @@ class Session:
         self.index = 0
         self.result = SessionResult()
         self.answered: list[tuple[int, Any, str]] = []  # (queue index, receipt, area), in order
-        self.skipped: set[int] = set()  # the queue indices skipped (and not gone back over)
 
     @property
     def current(self) -> Suggestion | None:
@@ -247,8 +258,7 @@ class Session:
 
     def skip(self) -> Suggestion:
         item = self._item()
-        self.skipped.add(self.index)
-        self.result.skipped = len(self.skipped)
+        self.result.skipped_at.add(self.index)
         self.index += 1
         return item
 
@@ -261,8 +271,7 @@ class Session:
         self.index, receipt, area = self.answered.pop()
         abstract_id_, _ = self.result.labelled.pop()
         # the abstracts skipped after it come again: skipped no longer, until skipped again
-        self.skipped = {index for index in self.skipped if index < self.index}
-        self.result.skipped = len(self.skipped)
+        self.result.skipped_at -= {index for index in self.result.skipped_at if index >= self.index}
         return self.unsave(receipt) is not False, abstract_id_, area
 
     def _item(self) -> Suggestion:
