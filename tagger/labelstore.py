@@ -328,7 +328,7 @@ class ProjectLabels:
                 for i, record in enumerate(labels.records)
                 if record.fields is not None
                 and digest in self._digests(labels.value(record, "abstract"))
-                and labels.field(record, "annotator") in ("", self.annotator)
+                and self._replaced_by_mine(labels.field(record, "annotator"))
             ]
             earlier = labels.value(labels.records[matches[-1]], "area") if matches else None
             title = " ".join(abstract.text.split()[:TITLE_WORDS])
@@ -346,8 +346,15 @@ class ProjectLabels:
         for row in self.rows():
             names.setdefault(row["abstract_id"], set()).add(row.get("annotator") or "")
         return {
-            digest: ", ".join(sorted(who)) for digest, who in names.items() if not who & {"", self.annotator}
+            digest: ", ".join(sorted(who))
+            for digest, who in names.items()
+            if not any(self._replaced_by_mine(name) for name in who)
         }
+
+    def _replaced_by_mine(self, annotator: str) -> bool:
+        """Whether this store's answer replaces a label by ``annotator`` (its own, or one by
+        nobody named), rather than going beside it."""
+        return annotator in ("", self.annotator)
 
     def rows(self) -> list[dict[str, str]]:
         """Every label of labels.csv in order: the digest of its text (each, for an id naming
