@@ -237,8 +237,10 @@ def load_training_set(
     areas = load_areas(labels_dir / AREAS_FILE)
     labels = load_labels(labels_dir / LABELS_FILE, areas)
     read = list(read_abstracts(abstracts))
-    documents = {abstract_id(a.text): a.document for a in read}
-    files = {abstract_id(a.text): Path(a.source).name for a in read}
+    documents, files = {}, {}  # by the digest of the text: the document, its file's name
+    for a in read:
+        digest = abstract_id(a.text)
+        documents[digest], files[digest] = a.document, Path(a.source).name
     names = digests_of_ids(read)
     joined: dict[str, Label] = {}
     missing = []
