@@ -9,7 +9,6 @@ store, which training set, which areas).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import shutil
 import tempfile
@@ -328,16 +327,10 @@ class Project:
         """The abstracts to label, most useful first (or, with ``relabel``, the labels the
         model doubts most, judged out of fold)."""
         from .labelling import relabel_queue, suggest
-        from .reading import abstract_id
 
         current = store.current()
         if relabel:
-            queue = relabel_queue(abstracts, model, current, n, self.training_set())
-            others = store.others_only()
-            return [
-                dataclasses.replace(item, current_by=others.get(abstract_id(item.abstract.text), ""))
-                for item in queue
-            ]
+            return relabel_queue(abstracts, model, current, n, self.training_set(), store.others_only())
         return suggest(abstracts, model, n, exclude=set(current))
 
     # -- training ----------------------------------------------------------------------------
@@ -365,7 +358,7 @@ class Project:
         from .model import load_model
 
         # with no model saved there yet, the model that tagged until now, the shipped one, is replaced
-        replaces = load_model() if not self.data else None
+        replaces = load_model if not self.data else None
         return retrain(
             training_set,
             self.save_to,

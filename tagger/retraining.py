@@ -7,6 +7,7 @@ the labelling page's retrain button (:mod:`tagger.web`).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import training
@@ -53,18 +54,18 @@ def retrain(
     search: bool = False,
     plan: Plan = PLAN,
     corpus: Corpus | None = None,
-    replaces: Model | None = None,
+    replaces: Callable[[], Model] | None = None,
 ) -> Retrained:
     """Train on ``training_set`` (with the pile ``unlabelled``), keeping the settings the
     model in ``folder`` chose unless ``search``; save the new model there; compare it with
     the old one, on its figures and on how many of ``texts`` change area. ``plan``: how the
     settings are chosen (:class:`tagger.plan.Plan`); ``corpus``: the texts analysed by the
-    last retrain (see :func:`tagger.training.train`). ``replaces``: the model that tagged
-    until now when ``folder`` holds none (a new project's first retrain replaces the shipped
-    model): it stands for the model before when it has the same areas."""
+    last retrain (see :func:`tagger.training.train`). ``replaces``: loads the model that
+    tagged until now, asked only when ``folder`` holds none (a new project's first retrain
+    replaces the shipped model): it stands for the model before when it has the same areas."""
     previous = previous_model(folder)
-    if previous is None and replaces is not None and replaces.areas == training_set.slugs:
-        previous = replaces
+    if previous is None and replaces is not None and (before := replaces()).areas == training_set.slugs:
+        previous = before
     reuse = previous.card if previous is not None and not search else None
     since = previous.card if previous else None
     model = training.train(
