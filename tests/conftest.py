@@ -62,10 +62,16 @@ def run(capsys, *args):
     return status, out, err
 
 
-settings.register_profile(
-    "tagger", deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-settings.load_profile("tagger")
+# Property tests try a few examples in the default run and many in CI's thorough run
+# (pytest -m hypothesis --hypothesis-profile=thorough).
+for name, examples in (("quick", 12), ("thorough", 300)):
+    settings.register_profile(
+        name,
+        deadline=None,
+        max_examples=examples,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
+    )
+settings.load_profile("quick")
 
 
 @pytest.fixture(scope="session")

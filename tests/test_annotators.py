@@ -12,7 +12,7 @@ import sys
 
 import pytest
 from conftest import ROOT, run
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tagger.errors import TaggerWarning
@@ -159,7 +159,6 @@ def test_the_annotator_is_the_login_or_the_option(project, capsys, monkeypatch):
     assert [who[abstract_id(text)] for text in TEXTS[:4]] == ["login-name"] * 2 + ["dana"] * 2
 
 
-@settings(max_examples=60, deadline=None)
 @given(
     st.lists(
         st.one_of(

@@ -13,6 +13,8 @@ import pytest
 from conftest import copy_project
 from test_web import MARKUP_TITLE, Page, label_rows, write_pile
 
+pytestmark = pytest.mark.browser  # not in the default run: `pytest -m browser` (CI runs them)
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 webdriver = pytest.importorskip(
@@ -109,7 +111,6 @@ def test_three_answers_by_keyboard_and_an_undo_leave_two_labels(project, tmp_pat
     assert status == 0 and "labelled 2, skipped 0" in err
 
 
-@pytest.mark.slow  # retrains on the project's labels
 def test_the_retrain_result_shows_in_view_and_leaves_with_the_next_answer(project, tmp_path):
     """On a 1000-pixel window the retrain's figures are on screen, above the abstract and
     clear of the button bar (they sat below the abstract, behind it), until the next answer;

@@ -7,7 +7,7 @@ import string
 
 import pytest
 from conftest import SEEDS, run
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tagger.errors import InputError
@@ -225,7 +225,6 @@ RECORDS = st.lists(
 
 
 @pytest.mark.parametrize("name", ["refs.bib", "refs.ris", "refs.xlsx"])
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(records=RECORDS)
 def test_every_reference_comes_back_in_order_or_is_counted(tmp_path, name, records):
     references = [r | {"key": f"k{i}"} for i, r in enumerate(records)]

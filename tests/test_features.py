@@ -1,7 +1,7 @@
 import re
 import unicodedata
 
-from hypothesis import example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tagger.features import LARGE_BATCH, STOP_WORDS, TextAnalyzer, is_term, words
@@ -109,7 +109,6 @@ hostile_text = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None)
 @given(st.lists(hostile_text, min_size=1, max_size=70))
 def test_a_large_batch_has_the_numbers_of_each_text_alone_and_of_scikit_learn(shipped, texts):
     """A large batch (split by pyarrow, multiplied by scipy) gives each text the matrix row,
@@ -139,7 +138,6 @@ def test_a_large_batch_has_the_numbers_of_each_text_alone_and_of_scikit_learn(sh
     assert list(ours.indices) == list(expected.sorted_indices().indices)
 
 
-@settings(max_examples=40, deadline=None)
 @given(st.lists(hostile_text, min_size=1, max_size=5))
 def test_a_few_texts_found_by_binary_search_have_the_numbers_of_the_lookup_tables(shipped, texts):
     """A new model tags its first abstracts (up to a few hundred) without building its lookup

@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from scipy.sparse import csr_matrix
 from sklearn.linear_model import LogisticRegression
@@ -59,7 +59,6 @@ def test_two_areas_blend_on_the_regressions_one_row():
     assert list(blend.classes_[probabilities.argmax(1)]) == list(blend.predict(X[two]))
 
 
-@settings(max_examples=30, deadline=None)
 @given(st.floats(0, 10), st.floats(1e-3, 1.0))
 def test_warm_starts_fit_what_a_cold_fit_does(weight, smoothing):
     warm = BlendedClassifier(C=0.3, bayes_weight=weight, bayes_smoothing=smoothing, warm_start=True)

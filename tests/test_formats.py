@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 from conftest import run
-from hypothesis import example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tagger.errors import InputError
@@ -79,7 +79,6 @@ def test_the_command_line_takes_the_column_options(capsys, tmp_path):
 
 
 @given(records, st.sampled_from([None, 2]), st.booleans())
-@settings(max_examples=40)
 def test_a_json_array_reads_like_json_lines(tmp_path_factory, items, indent, upper):
     folder = tmp_path_factory.mktemp("json")
     shaped = [{("ABSTRACT" if upper else "abstract"): r["abstract"], "Id": r["id"]} for r in items]
@@ -115,7 +114,6 @@ COMPRESS = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}
 
 
 @given(records, st.sampled_from(sorted(COMPRESS)), st.sampled_from([".jsonl", ".csv", ".txt"]))
-@settings(max_examples=30)
 def test_compressed_files_read_like_the_plain_ones(tmp_path_factory, items, compression, extension):
     folder = tmp_path_factory.mktemp("compressed")
     plain = folder / f"a{extension}"
@@ -229,7 +227,6 @@ PACK = {**COMPRESS, ".zst": _zstd_frames}
 
 @given(st.sampled_from(sorted(PACK)), st.floats(0.05, 0.999))
 @example(".zst", 0.5785894488475881)  # cut where the first frame ends (hypothesis found it)
-@settings(max_examples=40)
 def test_a_compressed_file_cut_short_is_damaged_never_read_as_complete(tmp_path_factory, compression, share):
     folder = tmp_path_factory.mktemp("cut")
     body = "".join(
@@ -310,7 +307,6 @@ json_records = st.lists(
     st.integers(1, 64),
     st.sampled_from(["utf-8", "utf-16", "utf-32"]),
 )
-@settings(max_examples=60)
 def test_a_json_array_reads_the_same_in_pieces_of_any_size(tmp_path_factory, items, indent, piece, encoding):
     folder = tmp_path_factory.mktemp("pieces")
     path = folder / "a.json"
@@ -328,7 +324,6 @@ def test_a_json_array_reads_the_same_in_pieces_of_any_size(tmp_path_factory, ite
 
 
 @given(records, st.integers(1, 64), st.sampled_from(["utf-16", "utf-32", "utf-16-le"]))
-@settings(max_examples=40)
 def test_wide_encodings_are_decoded_a_piece_at_a_time(tmp_path_factory, items, piece, encoding):
     folder = tmp_path_factory.mktemp("wide")
     path = folder / "a.jsonl"

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 from conftest import ROOT, SEED_FILES, SIX_LABELS, copy_project
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tagger.cli import main
@@ -280,7 +280,6 @@ def jsonl_records(path):
     return [(raw, json.loads(raw)) for raw in raws[:-1]]
 
 
-@settings(max_examples=200)
 @given(
     start=labelled_at_start,
     order=st.permutations(range(len(TEXTS))),
@@ -339,7 +338,6 @@ def test_a_users_file_holds_what_the_user_answered(tmp_path_factory, start, orde
         assert path.read_bytes().startswith(before.split(b"\r\n")[0] + b"\r\n")  # its header and line ends
 
 
-@settings(max_examples=200)
 @given(
     start=labelled_at_start,
     order=st.permutations(range(len(TEXTS))),

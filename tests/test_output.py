@@ -12,7 +12,7 @@ import threading
 import numpy as np
 import pytest
 from conftest import SEED_FILES, SEEDS, run
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import tagger
@@ -296,7 +296,6 @@ kept_values = st.one_of(
     st.booleans(),
     st.booleans(),
 )
-@settings(max_examples=80)
 def test_csv_cells_by_column_equal_the_rows_written_one_dict_at_a_time(shipped, kept, keep, tags, every):
     from tagger.output import ChunkRows, Layout, RowWriter
     from tagger.reading import Abstract

@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 from conftest import ROOT, SEED_FILES, run
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tagger.report import Overview, build
@@ -125,7 +125,6 @@ def tagged_lines(tmp_path_factory) -> list[str]:
 
 
 @pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
-@settings(max_examples=20)  # each runs a report: 20 cover the values, columns and rows well
 @given(
     value=st.sampled_from(["nan", "inf", "-inf", "-5", "7", "1.5", "x", ""]),
     column=st.sampled_from(["confidence", "runner_up_confidence"]),
@@ -290,7 +289,6 @@ def test_a_report_of_many_rows_streams_them(tmp_path):
 
 
 @pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
-@settings(max_examples=40, deadline=None)
 @given(
     kind=st.sampled_from(["csv", "jsonl", "csv.gz"]),
     edits=st.lists(
