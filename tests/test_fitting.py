@@ -126,7 +126,6 @@ corpus_texts = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
 @given(
     train=corpus_texts,
     test=corpus_texts,
@@ -186,17 +185,17 @@ def test_a_corpus_makes_the_matrices_of_scikit_learn_bit_for_bit(
     )
 
 
-def test_training_on_the_corpus_gives_the_model_of_scikit_learn_s_vectoriser(training_set):
+def test_training_on_the_corpus_gives_the_model_of_scikit_learn_s_vectoriser(labelled_sample):
     """The final fit through the corpus and through TfidfVectorizer: the same weights."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     from tagger.fitting import _classifier, _one_blas_thread, documents, features_max, fit
 
     settings_ = TrainingSettings()
-    fitted = fit(training_set, settings_)
-    texts, areas, weights = documents(training_set, settings_)
+    fitted = fit(labelled_sample, settings_)
+    texts, areas, weights = documents(labelled_sample, settings_)
     vectorizer = TfidfVectorizer(
-        analyzer=settings_.analyzer, sublinear_tf=True, max_features=features_max(len(training_set.slugs))
+        analyzer=settings_.analyzer, sublinear_tf=True, max_features=features_max(len(labelled_sample.slugs))
     )
     with _one_blas_thread():
         plain = _classifier(settings_).fit(vectorizer.fit_transform(texts), areas, sample_weight=weights)
@@ -204,7 +203,6 @@ def test_training_on_the_corpus_gives_the_model_of_scikit_learn_s_vectoriser(tra
     assert fitted.classifier.coef_.tolist() == plain.coef_.tolist()
 
 
-@settings(max_examples=30, deadline=None)
 @given(before=corpus_texts, after=corpus_texts)
 def test_a_corpus_sent_to_a_worker_makes_the_same_matrices(before, after):
     """A corpus travels to the training workers pickled (compact: one array of term numbers):

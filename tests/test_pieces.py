@@ -11,7 +11,7 @@ import zlib
 import numpy as np
 import pytest
 from conftest import run
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tagger import batch
@@ -89,7 +89,6 @@ def cut(path, cutting, **options):
     piece_bytes=st.integers(1, 300),
     head_lines=st.integers(0, 4),
 )
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_a_file_in_pieces_reads_as_it_does_whole(
     tmp_path_factory, lines, crlf, bom, last_line_end, compressed, skip_bad, keep, piece_bytes, head_lines
 ):
@@ -104,7 +103,10 @@ def test_a_file_in_pieces_reads_as_it_does_whole(
 
 
 @pytest.mark.parametrize("compressed", [False, True])
-def test_errors_and_records_left_out_are_the_same_for_any_number_of_processes(capsys, tmp_path, compressed):
+def test_errors_and_records_left_out_are_the_same_for_any_number_of_processes(
+    capsys, tmp_path, compressed, seed_model_folder
+):
+    model = ("--model", seed_model_folder)
     kitchen = " in a cluttered kitchen, beside plates and glasses" * 6  # 4,000 rows: 1.3 MB, 3 pieces
     rows = [json.dumps({"abstract": f"Robots grasp cup number {i}{kitchen}."}) for i in range(4000)]
     rows[2500] = '{"abstract": "broken'
@@ -114,10 +116,20 @@ def test_errors_and_records_left_out_are_the_same_for_any_number_of_processes(ca
     path.write_bytes(gzip.compress(data) if compressed else data)
     said = {}
     for jobs in (1, 2):
-        status, _, err = run(capsys, "predict", path, "--jobs", jobs, "--output", tmp_path / "tags.csv")
+        status, _, err = run(
+            capsys, "predict", path, "--jobs", jobs, "--output", tmp_path / "tags.csv", *model
+        )
         said[jobs, "stop"] = (status, err)
         status, _, err = run(
-            capsys, "predict", path, "--jobs", jobs, "--skip-bad", "--output", tmp_path / f"tags-{jobs}.csv"
+            capsys,
+            "predict",
+            path,
+            "--jobs",
+            jobs,
+            "--skip-bad",
+            "--output",
+            tmp_path / f"tags-{jobs}.csv",
+            *model,
         )
         said[jobs, "skip"] = (status, err, (tmp_path / f"tags-{jobs}.csv").read_bytes())
     assert said[1, "stop"] == said[2, "stop"]
@@ -127,9 +139,12 @@ def test_errors_and_records_left_out_are_the_same_for_any_number_of_processes(ca
 
 
 @pytest.mark.parametrize("compressed", [False, True])
-def test_a_line_over_the_limit_in_a_piece_is_refused_as_in_a_whole_file(capsys, tmp_path, compressed):
+def test_a_line_over_the_limit_in_a_piece_is_refused_as_in_a_whole_file(
+    capsys, tmp_path, compressed, seed_model_folder
+):
     from tagger.reading.source import MAX_LINE_BYTES
 
+    model = ("--model", seed_model_folder)
     rows = [json.dumps({"abstract": f"Bandits with delays, case {i}."}) for i in range(300)]
     rows[149] = json.dumps(
         {"abstract": "word " * (MAX_LINE_BYTES // 5 + 10)}
@@ -138,17 +153,19 @@ def test_a_line_over_the_limit_in_a_piece_is_refused_as_in_a_whole_file(capsys, 
     path = tmp_path / ("pile.jsonl.gz" if compressed else "pile.jsonl")
     path.write_bytes(gzip.compress(data) if compressed else data)
     for jobs in (1, 2):
-        status, _, err = run(capsys, "predict", path, "--jobs", jobs, "--output", tmp_path / "tags.csv")
+        status, _, err = run(
+            capsys, "predict", path, "--jobs", jobs, "--output", tmp_path / "tags.csv", *model
+        )
         assert status == 2 and f"{path}:150: a line of over {MAX_LINE_BYTES:,} bytes" in err
         status, _, err = run(
-            capsys, "predict", path, "--jobs", jobs, "--skip-bad", "-o", tmp_path / f"{jobs}.csv"
+            capsys, "predict", path, "--jobs", jobs, "--skip-bad", "-o", tmp_path / f"{jobs}.csv", *model
         )
         assert status == 3 and f"{path}:150" in err
     assert (tmp_path / "1.csv").read_bytes() == (tmp_path / "2.csv").read_bytes()
     assert (tmp_path / "1.csv").read_bytes().count(b"\n") == 299 + 1
 
 
-def test_workers_are_forked_with_the_lookup_tables_built(shipped, tmp_path, monkeypatch):
+def test_workers_are_forked_with_the_lookup_tables_built(seed_model, tmp_path, monkeypatch):
     """The first unit, tagged here before the workers are forked, may be too small to build
     the model's lookup tables (a file's first lines): they are built before the fork all the
     same, so that the workers share them instead of each building its own."""
@@ -158,7 +175,7 @@ def test_workers_are_forked_with_the_lookup_tables_built(shipped, tmp_path, monk
     path.write_text(
         "".join(json.dumps({"abstract": f"Robots grasp cup {i} in a kitchen."}) + "\n" for i in range(3000))
     )
-    model = pickle.loads(pickle.dumps(shipped))  # its tables not built yet
+    model = pickle.loads(pickle.dumps(seed_model))  # its tables not built yet
     built_at_start = []
     original = workers.Pool.start
 

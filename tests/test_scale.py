@@ -48,23 +48,26 @@ def start_method(request, monkeypatch):
     return request.param
 
 
-def test_output_is_byte_identical_for_any_number_of_processes(capsys, big_pile, tmp_path, start_method):
+def test_output_is_byte_identical_for_any_number_of_processes(
+    capsys, big_pile, tmp_path, start_method, seed_model_folder
+):
     outputs = []
     for jobs in (1, 2, 3):
         status, _, err = run(
-            capsys, "predict", big_pile, "--jobs", jobs, "--output", tmp_path / f"{jobs}.csv"
-        )
+            capsys, "predict", big_pile, "--jobs", jobs, "--output", tmp_path / f"{jobs}.csv",
+            "--model", seed_model_folder,
+        )  # fmt: skip
         assert status == 0, err
         outputs.append((tmp_path / f"{jobs}.csv").read_bytes())
     assert outputs[0] == outputs[1] == outputs[2]
     assert outputs[0].count(b"\n") == 3 * CHUNK_SIZE + 123 + 1
 
 
-def test_the_api_tags_in_parallel_with_a_model_in_memory(shipped, big_pile, start_method):
+def test_the_api_tags_in_parallel_with_a_model_in_memory(seed_model, big_pile, start_method):
     abstracts = list(read_abstracts([big_pile]))
-    model = pickle.loads(pickle.dumps(shipped))  # in memory only: no folder to load from
+    model = pickle.loads(pickle.dumps(seed_model))  # in memory only: no folder to load from
     parallel = list(tag_abstracts(abstracts, model, jobs=2))
-    serial = list(tag_abstracts(abstracts, shipped, jobs=1))
+    serial = list(tag_abstracts(abstracts, seed_model, jobs=1))
     assert [a.id for a, _ in parallel] == [a.id for a in abstracts]
     assert [p for _, p in parallel] == [p for _, p in serial]
     # Another model in the same process gets workers of its own, not the last model's.
@@ -75,12 +78,12 @@ def test_the_api_tags_in_parallel_with_a_model_in_memory(shipped, big_pile, star
 
 
 def test_workers_are_forked_from_the_main_thread_and_spawned_beside_other_threads(
-    shipped, big_pile, monkeypatch
+    seed_model, big_pile, monkeypatch
 ):
     """Forking beside a running thread could copy a lock it holds: from a second thread the
     workers are spawned instead. Either way, the same tags, and no worker left running."""
     abstracts = list(read_abstracts([big_pile]))
-    serial = [p for _, p in tag_abstracts(abstracts, shipped, jobs=1)]
+    serial = [p for _, p in tag_abstracts(abstracts, seed_model, jobs=1)]
     started: list[str] = []
     pools: list = []
 
@@ -92,10 +95,10 @@ def test_workers_are_forked_from_the_main_thread_and_spawned_beside_other_thread
     original = workers.Pool.start
     monkeypatch.setattr(workers.Pool, "start", staticmethod(start))
     here_forks = batch.can_fork()  # Linux, and no other thread running (Dask's tests leave some)
-    here = [p for _, p in tag_abstracts(abstracts, shipped, jobs=2)]
+    here = [p for _, p in tag_abstracts(abstracts, seed_model, jobs=2)]
     in_thread: list = []
     thread = threading.Thread(
-        target=lambda: in_thread.extend(p for _, p in tag_abstracts(abstracts, shipped, jobs=2))
+        target=lambda: in_thread.extend(p for _, p in tag_abstracts(abstracts, seed_model, jobs=2))
     )
     thread.start()
     thread.join()
@@ -104,7 +107,7 @@ def test_workers_are_forked_from_the_main_thread_and_spawned_beside_other_thread
     assert all(not pool.workers for pool in pools)  # each pool stopped its workers
 
 
-def test_forked_workers_never_write_what_was_printed_before_again(big_pile):
+def test_forked_workers_never_write_what_was_printed_before_again(big_pile, seed_model_folder):
     """A forked worker inherits stdout's buffer; it is flushed before the fork, or the worker
     would write it a second time when it exits. (A new interpreter runs no other thread: on
     Linux its workers are forked.)"""
@@ -112,10 +115,11 @@ def test_forked_workers_never_write_what_was_printed_before_again(big_pile):
         "import sys; from tagger.batch import tag_abstracts, can_fork;"
         "from tagger.reading import read_abstracts; from tagger import load_model;"
         "print('printed before', can_fork(), end='');"
-        "n = sum(1 for _ in tag_abstracts(read_abstracts([sys.argv[1]]), load_model(), jobs=2));"
+        "n = sum(1 for _ in tag_abstracts(read_abstracts([sys.argv[1]]), load_model(sys.argv[2]), jobs=2));"
         "print('', n)"
     )
-    done = subprocess.run([sys.executable, "-c", script, str(big_pile)], capture_output=True, timeout=120)
+    command = [sys.executable, "-c", script, str(big_pile), str(seed_model_folder)]
+    done = subprocess.run(command, capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr
     forks = sys.platform.startswith("linux")
     assert done.stdout == f"printed before {forks} {3 * CHUNK_SIZE + 123}\n".encode()
@@ -187,7 +191,9 @@ class FakeTerminal(io.StringIO):
         return True
 
 
-def test_a_progress_bar_on_a_terminal_unless_quiet(capsys, big_pile, monkeypatch, tmp_path):
+def test_a_progress_bar_on_a_terminal_unless_quiet(
+    capsys, big_pile, monkeypatch, tmp_path, seed_model_folder
+):
 
     from tagger.reading import ReadReport
 
@@ -201,12 +207,31 @@ def test_a_progress_bar_on_a_terminal_unless_quiet(capsys, big_pile, monkeypatch
             report.bytes_read = big_pile.stat().st_size // 2
             update()
         assert ("B/s" in terminal.getvalue()) is expected, terminal.getvalue()
-        args = ["predict", big_pile, "--jobs", "1", "--output", tmp_path / "out.csv"] + (
-            ["--quiet"] if quiet else []
-        )
+        args = [
+            "predict",
+            big_pile,
+            "--jobs",
+            "1",
+            "--output",
+            tmp_path / "out.csv",
+            "--model",
+            seed_model_folder,
+        ] + (["--quiet"] if quiet else [])
         assert main([str(a) for a in args]) == 0
     monkeypatch.setattr(sys, "stderr", io.StringIO())  # not a terminal: no bar
-    assert main(["predict", str(big_pile), "--output", str(tmp_path / "out.csv")]) == 0
+    assert (
+        main(
+            [
+                "predict",
+                str(big_pile),
+                "--output",
+                str(tmp_path / "out.csv"),
+                "--model",
+                str(seed_model_folder),
+            ]
+        )
+        == 0
+    )
     assert "B/s" not in sys.stderr.getvalue()
 
 
@@ -230,14 +255,15 @@ def test_training_says_each_stage_on_a_terminal(monkeypatch, tmp_path):
         assert "trained on 24 labelled abstracts" in said
 
 
-def test_report_testing_and_suggesting_say_each_stage_on_a_terminal(monkeypatch, tmp_path, big_pile):
+def test_report_testing_and_suggesting_say_each_stage_on_a_terminal(
+    monkeypatch, tmp_path, big_pile, seed_model_folder
+):
     """report (a tags file of millions of rows), evaluate --model (a large test file) and
     suggest (a large pile) say what they are doing on a terminal, as train does; nothing when
     stderr is a file."""
-    from conftest import ROOT
-
+    model = str(seed_model_folder)
     tags, test = tmp_path / "tags.csv", tmp_path / "test.csv"
-    assert main(["predict", str(big_pile), "--quiet", "--output", str(tags)]) == 0
+    assert main(["predict", str(big_pile), "--quiet", "--output", str(tags), "--model", model]) == 0
     test.write_text("abstract,area\nRobots grasp cups.,robotics\nWe prove a regret bound.,theory\n")
     for terminal, expected in ((FakeTerminal(), True), (io.StringIO(), False)):
         monkeypatch.setattr(sys, "stderr", terminal)
@@ -245,10 +271,10 @@ def test_report_testing_and_suggesting_say_each_stage_on_a_terminal(monkeypatch,
         said = terminal.getvalue()
         assert (f"s] read {sum(1 for _ in tags.open()) - 1:,} rows of {tags}" in said) is expected, said
         assert ("s] writing the report" in said) is expected, said
-        status = main(["evaluate", "--model", str(ROOT / "models"), "--data", str(test)])
+        status = main(["evaluate", "--model", model, "--data", str(test)])
         said = terminal.getvalue()
         assert status == 0 and ("s] testing the model on 2 labelled abstracts" in said) is expected, said
-        status = main(["suggest", str(big_pile), "--n", "3", "--model", str(ROOT / "models")])
+        status = main(["suggest", str(big_pile), "--n", "3", "--model", model])
         said = terminal.getvalue()
         rows = sum(1 for _ in tags.open()) - 1
         assert status == 0 and (f"s] scored {rows:,} abstracts; choosing 3 among" in said) is expected, said
@@ -281,19 +307,22 @@ def csv_rows(text):
     return [dict(row) for row in csv.DictReader(io.StringIO(text))]
 
 
-def test_dask_rows_equal_the_command_line_rows(client, capsys, tmp_path):
+def test_dask_rows_equal_the_command_line_rows(client, capsys, tmp_path, seed_model_folder):
     from tagger import cluster
 
     first, second = pile(tmp_path, 300, "a.jsonl"), pile(tmp_path, 200, "b.jsonl")
-    status, out, _ = run(capsys, "predict", tmp_path, "--jobs", "1", "--format", "jsonl")
+    model = seed_model_folder
+    status, out, _ = run(
+        capsys, "predict", first, second, "--jobs", "1", "--format", "jsonl", "--model", model
+    )
     assert status == 0
     expected = [json.loads(line) for line in out.splitlines()]
-    rows = cluster.tag_files([first, second]).compute()
+    rows = cluster.tag_files([first, second], model).compute()
     assert len(rows) == 500
     assert rows == expected
 
 
-def test_dask_bag_and_dataframe_of_texts(client, shipped):
+def test_dask_bag_and_dataframe_of_texts(client, seed_model):
     import dask.bag
     import dask.dataframe
     import pandas as pd
@@ -301,12 +330,12 @@ def test_dask_bag_and_dataframe_of_texts(client, shipped):
     from tagger import cluster
 
     texts = SENTENCES[:60]
-    expected = shipped.predict(texts)
-    rows = cluster.tag_bag(dask.bag.from_sequence(texts, npartitions=4), shipped).compute()
+    expected = seed_model.predict(texts)
+    rows = cluster.tag_bag(dask.bag.from_sequence(texts, npartitions=4), seed_model).compute()
     assert [r["area"] for r in rows] == [p.area for p in expected]
     assert [r["confidence"] for r in rows] == [round(p.confidence, 4) for p in expected]
     frame = dask.dataframe.from_pandas(pd.DataFrame({"abstract": texts, "n": range(60)}), npartitions=3)
-    tagged = cluster.tag_dataframe(frame, model=shipped).compute()
+    tagged = cluster.tag_dataframe(frame, model=seed_model).compute()
     assert list(tagged.columns) == [
         "abstract",
         "n",
@@ -514,7 +543,7 @@ def _records(n, extra=lambda i: {}):
     return [{"id": f"r{i}", "abstract": f"{text} Record {i}.", **extra(i)} for i in range(n)]
 
 
-def test_kept_columns_are_the_same_whatever_the_number_of_processes(capsys, tmp_path):
+def test_kept_columns_are_the_same_whatever_the_number_of_processes(capsys, tmp_path, seed_model_folder):
     """--keep all into CSV: the columns are those of the first rows, the same for every
     --jobs (a field first seen at record 150 was a column with --jobs 1 and not with 2)."""
     pile = tmp_path / "pile.jsonl"
@@ -528,8 +557,9 @@ def test_kept_columns_are_the_same_whatever_the_number_of_processes(capsys, tmp_
     outputs, notes = [], []
     for jobs in (1, 2):
         status, _, err = run(
-            capsys, "predict", pile, "--keep", "all", "--jobs", jobs, "-o", tmp_path / f"{jobs}.csv"
-        )
+            capsys, "predict", pile, "--keep", "all", "--jobs", jobs, "-o", tmp_path / f"{jobs}.csv",
+            "--model", seed_model_folder,
+        )  # fmt: skip
         assert status == 0, err
         outputs.append((tmp_path / f"{jobs}.csv").read_bytes())
         notes.append([line for line in err.splitlines() if line.startswith("note:")])
@@ -538,7 +568,9 @@ def test_kept_columns_are_the_same_whatever_the_number_of_processes(capsys, tmp_
     assert any("(doi)" in note for note in notes[0]), notes
 
 
-def test_rows_before_a_bad_record_are_the_same_whatever_the_number_of_processes(capsys, tmp_path):
+def test_rows_before_a_bad_record_are_the_same_whatever_the_number_of_processes(
+    capsys, tmp_path, seed_model_folder
+):
     """Every row before a bad record is written, then the error: on stdout, with --jobs 1 as
     with --jobs 2 (0 rows and 759 before)."""
     pile = tmp_path / "pile.jsonl"
@@ -548,7 +580,9 @@ def test_rows_before_a_bad_record_are_the_same_whatever_the_number_of_processes(
     assert pile.stat().st_size > 1_500_000
     said = []
     for jobs in (1, 2):
-        status, out, err = run(capsys, "predict", pile, "--jobs", jobs, "--format", "jsonl")
+        status, out, err = run(
+            capsys, "predict", pile, "--jobs", jobs, "--format", "jsonl", "--model", seed_model_folder
+        )
         said.append((status, [json.loads(line)["id"] for line in out.splitlines()], err))
     assert said[0] == said[1]
     status, ids, err = said[0]

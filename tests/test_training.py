@@ -69,9 +69,10 @@ def test_the_card_describes_the_training(shipped):
 
 
 @pytest.fixture(scope="module")
-def pipeline_and_model(training_set, shipped):
-    pipeline = fit_pipeline(training_set, shipped.card.settings)
-    card = dataclasses.replace(shipped.card, calibration=Calibration("none", 1.0))
+def pipeline_and_model(labelled_sample, shipped):
+    pipeline = fit_pipeline(labelled_sample, shipped.card.settings)
+    n_features = len(pipeline.named_steps["tfidf"].vocabulary_)
+    card = dataclasses.replace(shipped.card, calibration=Calibration("none", 1.0), n_features=n_features)
     model = export(pipeline, card)
     columns = [list(pipeline.classes_).index(area) for area in model.areas]  # scikit-learn sorts areas
     return pipeline, model, columns
