@@ -9,7 +9,7 @@ import time
 from collections import Counter
 
 import pytest
-from conftest import LABELS, ROOT, SEED_FILES, copy_project
+from conftest import LABELS, ROOT, SEED_FILES, copy_project, keep_labels
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -332,6 +332,7 @@ def test_undo_takes_an_answer_back_and_what_was_skipped_after_it_comes_again(
 def test_relabel_says_whether_an_answer_replaces_the_label_or_goes_beside_another_annotators(
     project, monkeypatch, capsys
 ):
+    keep_labels(project, 12)
     monkeypatch.chdir(project)
     monkeypatch.setattr(sys, "stdin", io.StringIO("1\n"))
     assert main(["label", "pile.jsonl", "--n", "1", "--annotator", "ben"]) == 0

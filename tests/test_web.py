@@ -23,7 +23,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from conftest import copy_project
+from conftest import copy_project, keep_labels
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -94,8 +94,21 @@ class Page:
 
     def stop(self) -> tuple[int, str]:
         self.process.send_signal(signal.SIGINT)
-        _, err = self.process.communicate(timeout=30)
-        return self.process.returncode, err
+        return self.ended()
+
+    def ended(self) -> tuple[int, str]:
+        """The exit status and what the page said on stderr, once it has exited. (Waiting for
+        the end of its pipes would also wait for the fork server it started, which holds them
+        until it has finished importing training's modules.)"""
+        status = self.process.wait(timeout=30)
+        os.set_blocking(self.process.stderr.fileno(), False)
+        chunks = []
+        with contextlib.suppress(BlockingIOError):
+            while chunk := os.read(self.process.stderr.fileno(), 1 << 16):
+                chunks.append(chunk)
+        for stream in (self.process.stdout, self.process.stderr):
+            stream.close()
+        return status, b"".join(chunks).decode("utf-8")
 
 
 @pytest.fixture
@@ -163,6 +176,7 @@ def test_the_page_counts_an_abstract_skipped_then_answered_after_an_undo_as_labe
 
 
 def test_the_page_says_a_relabel_goes_beside_another_annotators_label(project):
+    keep_labels(project, 12)
     first = Page(project, "--n", "1", "--annotator", "ben")
     try:
         first.answer("robotics")
@@ -367,7 +381,7 @@ def test_a_server_stopped_or_killed_keeps_every_answer_given(project, how):
     page.answer("robotics")
     page.answer("theory")
     page.process.send_signal(how)
-    _, err = page.process.communicate(timeout=30)
+    _, err = page.ended()
     assert len(label_rows(project)) == len(before) + 2
     if how == signal.SIGTERM:  # stopped: said in one line, as any command stopped so
         assert page.process.returncode == 143 and "Traceback" not in err
