@@ -255,6 +255,7 @@ def test_training_says_each_stage_on_a_terminal(monkeypatch, tmp_path):
         assert "trained on 24 labelled abstracts" in said
 
 
+@pytest.mark.slow  # starts worker processes beside threads (3-5 s): in the slow run
 def test_report_testing_and_suggesting_say_each_stage_on_a_terminal(
     monkeypatch, tmp_path, big_pile, seed_model_folder
 ):
@@ -487,6 +488,7 @@ def _pid_after(payload, seconds):
     return os.getpid()
 
 
+@pytest.mark.slow  # starts worker processes beside threads (3-5 s): in the slow run
 def test_a_slow_task_does_not_hold_up_the_tasks_behind_it():
     """Training's tasks are of unequal cost (a chain of word-pair fits, a single-word fit):
     each worker gets the next task when it answers, so while one works on a slow task the
@@ -508,6 +510,7 @@ def test_a_slow_task_does_not_hold_up_the_tasks_behind_it():
     assert len(set(pids[1:])) == 1 and pids[0] != pids[1]  # the quick ones never waited behind the slow one
 
 
+@pytest.mark.slow  # starts worker processes beside threads (3-5 s): in the slow run
 def test_workers_started_beside_other_threads_come_from_a_fork_server():
     """From a thread (the labelling page's retrain) workers cannot be forked safely: a fork
     server, started clean and warmed with training's imports when the page starts, forks

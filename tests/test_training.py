@@ -360,6 +360,7 @@ PILE = (
 )
 
 
+@pytest.mark.slow  # self-trains inside cross-validation (3-5 s): in the slow run
 def test_self_training_learns_from_the_pile_without_touching_the_labels():
     from tagger.selftraining import pile_fingerprint
     from tagger.training import train as fit
@@ -407,6 +408,7 @@ def test_the_train_command_takes_an_unlabelled_pile(tmp_path, capsys):
     assert card["unlabelled"]["pile_abstracts"] == 5
 
 
+@pytest.mark.slow  # self-trains inside cross-validation (3-5 s): in the slow run
 def test_self_training_figures_do_not_leak_held_out_labels():
     """Labels drawn at random carry no signal, so honest cross-validated accuracy is about one
     in three; a pile holding a near-copy of every labelled abstract leaks each held-out label

@@ -160,6 +160,7 @@ def test_the_page_answers_only_its_own_requests(project):
     assert status == 0 and "labelled 0, skipped 0" in err and "Traceback" not in err
 
 
+@pytest.mark.slow  # starts a page server process or two (2-6 s): in the slow run
 def test_the_page_counts_an_abstract_skipped_then_answered_after_an_undo_as_labelled(project):
     page = Page(project, "--n", "5")
     try:
@@ -175,6 +176,7 @@ def test_the_page_counts_an_abstract_skipped_then_answered_after_an_undo_as_labe
         page.stop()
 
 
+@pytest.mark.slow  # starts a page server process or two (2-6 s): in the slow run
 def test_the_page_says_a_relabel_goes_beside_another_annotators_label(project):
     keep_labels(project, 12)
     first = Page(project, "--n", "1", "--annotator", "ben")
@@ -230,6 +232,7 @@ def test_answers_are_saved_at_once_and_undo_takes_one_back(project):
     assert status == 0 and "labelled 2, skipped 1; saved to labels/labels.csv" in err
 
 
+@pytest.mark.slow  # starts a page server process or two (2-6 s): in the slow run
 def test_two_pages_and_the_terminal_labeller_at_once_lose_nothing(project):
     """Three sessions answer the same pile at once, each through the locked store: every
     answer is in the file at the end (one row an abstract: a later answer replaces one)."""
@@ -270,6 +273,7 @@ def test_two_pages_and_the_terminal_labeller_at_once_lose_nothing(project):
     assert all(json.dumps(text)[1:-1] in texts for text in PILE)  # every labelled text kept
 
 
+@pytest.mark.slow  # starts a page server process or two (2-6 s): in the slow run
 def test_an_abstract_holding_markup_is_data_and_the_report_escapes_it(project):
     page = Page(project, "--n", "5")
     try:
@@ -319,6 +323,7 @@ def test_retrain_from_the_page_saves_a_model_and_says_what_changed(project):
         page.stop()
 
 
+@pytest.mark.slow  # starts a page server process or two (2-6 s): in the slow run
 def test_a_port_in_use_is_one_clear_error(project):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -374,6 +379,7 @@ def test_highlights_mark_whole_words_of_the_terms_in_order(pieces, singles, pair
     assert covered == term_words  # and every term's word is marked
 
 
+@pytest.mark.slow  # starts a page server process or two (2-6 s): in the slow run
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
 def test_a_server_stopped_or_killed_keeps_every_answer_given(project, how):
     before = label_rows(project)
@@ -387,6 +393,7 @@ def test_a_server_stopped_or_killed_keeps_every_answer_given(project, how):
         assert page.process.returncode == 143 and "Traceback" not in err
 
 
+@pytest.mark.slow  # starts a page server process or two (2-6 s): in the slow run
 def test_an_answer_meant_for_an_abstract_another_tab_answered_is_refused_not_misplaced(project):
     """Two tabs show abstract A; tab B labels it theory; tab A's vision (meant for A) must not
     land on B's next abstract, and tab A's undo must not take back tab B's answer."""
@@ -421,6 +428,7 @@ def raw_request(page: Page, data: bytes, timeout: float = 10) -> bytes:
         return connection.makefile("rb").readline()
 
 
+@pytest.mark.slow  # starts a page server process or two (2-6 s): in the slow run
 def test_malformed_requests_each_get_a_4xx_and_nothing_is_read_without_limit(project):
     page = Page(project, "--n", "5")
     host = f"Host: {page.host}:{page.port}\r\n".encode()
@@ -475,6 +483,7 @@ def test_idle_connections_neither_hold_the_page_nor_fill_the_terminal(project):
     assert status == 0 and "internal error" not in err
 
 
+@pytest.mark.slow  # starts a page server process or two (2-6 s): in the slow run
 def test_the_report_of_the_page_tags_the_pile_once_however_many_ask_at_once(tmp_path, monkeypatch, shipped):
     from tagger.labelstore import ProjectLabels
     from tagger.model import Model
@@ -519,6 +528,7 @@ def test_highlight_offsets_are_the_pages_utf16_units(pieces):
         assert units[2 * u_start : 2 * u_end].decode("utf-16-le") == text[start:end] and k == u_k
 
 
+@pytest.mark.slow  # starts a page server process or two (2-6 s): in the slow run
 def test_the_page_marks_the_right_words_after_an_emoji(project):
     (project / "pile.jsonl").write_text(
         json.dumps({"id": "e1", "abstract": "🔥🔥 We propose a jailbreak attack on aligned language models."})
@@ -555,6 +565,7 @@ def test_highlights_pair_words_as_the_model_does():
     assert all(word not in ("the", "grasp", "42") for word, _ in marked)
 
 
+@pytest.mark.slow  # starts a page server process or two (2-6 s): in the slow run
 def test_the_labelling_page_starts_without_importing_scikit_learn(tmp_path):
     """Importing scikit-learn takes seconds; the page needs it for a retrain only, which runs
     in workers of a fork server warmed in the background: the page's own process starts
