@@ -89,7 +89,7 @@ def _vectorizer(settings: TrainingSettings, areas: int):
     )
 
 
-def _classifier(settings: TrainingSettings) -> BlendedClassifier:
+def make_classifier(settings: TrainingSettings) -> BlendedClassifier:
     return BlendedClassifier(
         C=settings.C,
         fit_intercept=settings.fit_intercept,
@@ -172,7 +172,7 @@ class BlendedClassifier(ClassifierMixin, BaseEstimator):
         return softmax(scores)
 
 
-def _one_blas_thread():
+def one_blas_thread():
     """BLAS threads fight over small matrices: on two cores, one thread fits ~10x faster."""
     from threadpoolctl import threadpool_limits
 
@@ -180,7 +180,7 @@ def _one_blas_thread():
 
 
 @contextlib.contextmanager
-def _words_to_learn_from(training_set: TrainingSet):
+def words_to_learn_from(training_set: TrainingSet):
     """scikit-learn's "empty vocabulary" (a fold whose labelled texts are all stop words) as
     a clear error."""
     try:
@@ -241,11 +241,11 @@ def fit(training_set: TrainingSet, settings: TrainingSettings, corpus: Corpus | 
     matrix made by ``corpus`` (which keeps each text's analysis for the next fit)."""
     corpus = corpus if corpus is not None else Corpus()
     texts, areas, weights = documents(training_set, settings)
-    with _one_blas_thread(), warnings.catch_warnings():
+    with one_blas_thread(), warnings.catch_warnings():
         warnings.simplefilter("ignore", category=UserWarning)
-        with _words_to_learn_from(training_set):
+        with words_to_learn_from(training_set):
             vocabulary, features = tfidf(corpus, texts, settings, len(training_set.slugs))
-        classifier = _classifier(settings).fit(features, areas, sample_weight=weights)
+        classifier = make_classifier(settings).fit(features, areas, sample_weight=weights)
     return Fitted(corpus, vocabulary, classifier)
 
 

@@ -58,13 +58,13 @@ from .corpus import Corpus
 from .errors import LabelError, TaggerWarning
 from .features import TextAnalyzer
 from .fitting import (
-    _classifier,
-    _one_blas_thread,
-    _words_to_learn_from,
     documents,
     fit_pipeline,
+    make_classifier,
     matrix,
+    one_blas_thread,
     tfidf,
+    words_to_learn_from,
 )
 from .labels import Area, TrainingSet
 from .model import Model
@@ -245,7 +245,7 @@ def _run_folds(
 def _fold_task(folds: _Folds, task: tuple) -> dict[int, tuple[Scores, Scores]]:
     """A worker's work (see :func:`tagger.workers.run_all`): :func:`_fold_scores` of one
     fold, ``task`` being (candidates, chain, train index, test index, most probes)."""
-    with _one_blas_thread():
+    with one_blas_thread():
         return _fold_scores(folds, *task)
 
 
@@ -273,7 +273,7 @@ def _fold_scores(
         for short in _cut_short(training_set.texts[i])
     ]
     texts, areas, weights = documents(fold, first)
-    with _words_to_learn_from(training_set):
+    with words_to_learn_from(training_set):
         vocabulary, train_matrix = tfidf(corpus, texts, first, len(training_set.slugs))
     test_matrix, probe_matrix = (matrix(corpus, vocabulary, held_out), matrix(corpus, vocabulary, probes))
     known = (
@@ -281,7 +281,7 @@ def _fold_scores(
         corpus.evidence(vocabulary, corpus.rows(probes)),
     )
     # Along increasing C, each fit starts from the last one's solution.
-    classifier = _classifier(first)
+    classifier = make_classifier(first)
     scores: dict[int, tuple[Scores, Scores]] = {}
     for i in sorted(chain, key=lambda i: candidates[i].C):
         classifier.set_params(C=candidates[i].C, warm_start=True)

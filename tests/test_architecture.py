@@ -83,6 +83,60 @@ def test_only_the_entry_point_imports_the_command_line():
     assert [module for module, used in imports().items() if "tagger.cli" in used] == ["tagger.entry"]
 
 
+def private_uses(name: str, source: str, package: str, known: set[str]) -> list[str]:
+    """The private names (one leading underscore) of other modules of the package that the
+    module ``name`` (in ``package``) imports, or reads as an attribute of a module it imported."""
+    found, bound = [], {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                if f"{target}.{alias.name}" in known:  # a module: its attributes are looked at below
+                    bound[alias.asname or alias.name] = f"{target}.{alias.name}"
+                elif target in known and target != name and _private(alias.name):
+                    found.append(f"{target}.{alias.name}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in known and alias.asname:
+                    bound[alias.asname] = alias.name
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+            continue
+        if node.value.id in bound and bound[node.value.id] != name and _private(node.attr):
+            found.append(f"{bound[node.value.id]}.{node.attr}")
+    return sorted(set(found))
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_no_module_uses_a_private_name_of_another():
+    """What a module keeps to itself (a leading underscore) stays inside it: a name another
+    module needs is part of its interface, named as such."""
+    known = modules()
+    found = {}
+    for name, path in known.items():
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        if uses := private_uses(name, path.read_text(encoding="utf-8"), package, set(known)):
+            found[name] = uses
+    assert not found, found
+
+
+def test_the_private_name_check_finds_each_kind_of_use():
+    known = {"tagger.a", "tagger.b", "tagger.reading", "tagger.reading.c"}
+    assert private_uses("tagger.a", "from .b import _x, y", "tagger", known) == ["tagger.b._x"]
+    assert private_uses("tagger.a", "from . import b\nb._x()", "tagger", known) == ["tagger.b._x"]
+    assert private_uses("tagger.reading", "from .c import _Source", "tagger.reading", known) == [
+        "tagger.reading.c._Source"
+    ]
+    assert private_uses("tagger.a", "from .b import y\nself._x = 1\nb.__name__", "tagger", known) == []
+
+
 def patched_tunables(source: str) -> list[str]:
     """The module-level constants (NAMES_IN_CAPITALS) a test's code patches with
     ``monkeypatch.setattr``, by object and name or by dotted path."""

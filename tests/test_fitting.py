@@ -189,7 +189,7 @@ def test_training_on_the_corpus_gives_the_model_of_scikit_learn_s_vectoriser(lab
     """The final fit through the corpus and through TfidfVectorizer: the same weights."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    from tagger.fitting import _classifier, _one_blas_thread, documents, features_max, fit
+    from tagger.fitting import documents, features_max, fit, make_classifier, one_blas_thread
 
     settings_ = TrainingSettings()
     fitted = fit(labelled_sample, settings_)
@@ -197,8 +197,8 @@ def test_training_on_the_corpus_gives_the_model_of_scikit_learn_s_vectoriser(lab
     vectorizer = TfidfVectorizer(
         analyzer=settings_.analyzer, sublinear_tf=True, max_features=features_max(len(labelled_sample.slugs))
     )
-    with _one_blas_thread():
-        plain = _classifier(settings_).fit(vectorizer.fit_transform(texts), areas, sample_weight=weights)
+    with one_blas_thread():
+        plain = make_classifier(settings_).fit(vectorizer.fit_transform(texts), areas, sample_weight=weights)
     assert fitted.vocabulary.mapping(fitted.corpus.names) == vectorizer.vocabulary_
     assert fitted.classifier.coef_.tolist() == plain.coef_.tolist()
 

@@ -32,36 +32,43 @@ from typing import IO, cast
 from .._version import install_hint
 from ..errors import InputError
 from .abstracts import KEEP_ALL, Abstract, Columns, abstract_id, content_id, document, normalise_whitespace
-from .exports import _read_atom, _read_bib, _read_ris, _read_wos, _read_xlsx, is_wos_text
+from .exports import (
+    is_wos_text,
+    read_atom_records,
+    read_bib_records,
+    read_ris_records,
+    read_wos_records,
+    read_xlsx_records,
+)
 from .files import (
     COMPRESSIONS,
     FORMAT_LIST,
     FORMATS,
     STDIN,
     STDIN_NAME,
-    _compression_of,
-    _open,
+    compression_of,
     display_name,
     find_files,
     format_of,
+    open_file,
 )
-from .pieces import FileEnd, FileInPieces, PieceTask, _abstracts
+from .pieces import FileEnd, FileInPieces, PieceTask, abstracts_of_records
 from .records import (
     DELIMITERS,
     MAX_ABSTRACT_CHARS,
-    _from_record,
-    _read_csv,
-    _read_json,
-    _read_jsonl,
-    _read_parquet,
-    _read_tsv,
-    _read_txt,
-    _record_problem,
+    abstract_from_record,
     field_names,
     header_delimiter,
     looks_like_header,
+    read_csv_records,
+    read_json_records,
+    read_jsonl_records,
+    read_parquet_records,
+    read_tsv_records,
+    read_txt_records,
+    record_problem,
 )
-from .source import MAX_LINE_BYTES, NOT_FOR_FILES, PIECE_BYTES, Cutting, ReadReport, _Options, _Source
+from .source import MAX_LINE_BYTES, NOT_FOR_FILES, PIECE_BYTES, Cutting, ReadOptions, ReadReport, Source
 
 __all__ = [  # what the rest of tagger (and a user) reads abstracts with
     "DELIMITERS",
@@ -138,7 +145,7 @@ def _options(
     report: ReadReport | None,
     columns: Columns | None,
     pieces: Cutting | None,
-) -> _Options:
+) -> ReadOptions:
     """A read's options, checked before anything is read: the encoding, the format."""
     try:
         codec = codecs.lookup(encoding)
@@ -155,7 +162,7 @@ def _options(
     if input_format is not None and input_format not in FORMATS:
         raise InputError(f"unknown input format {input_format!r}", fix=f"Use one of {', '.join(FORMATS)}.")
     report = report if report is not None else ReadReport()
-    return _Options(input_format, encoding, skip_bad, columns or Columns(), report, pieces)
+    return ReadOptions(input_format, encoding, skip_bad, columns or Columns(), report, pieces)
 
 
 def read_texts(texts: Iterable[str], report: ReadReport, source: str = "<text>") -> Iterator[Abstract]:
@@ -164,20 +171,20 @@ def read_texts(texts: Iterable[str], report: ReadReport, source: str = "<text>")
     texts = list(texts)
     for position, text in enumerate(texts, start=1):
         where = f"{source} {position}" if len(texts) > 1 else source
-        if problem := _record_problem({"abstract": text}, where):
+        if problem := record_problem({"abstract": text}, where):
             raise problem
     report.read += len(texts)
     for position, text in enumerate(texts, start=1):
-        yield _from_record({"abstract": text}, source, position, 1, None)
+        yield abstract_from_record({"abstract": text}, source, position, 1, None)
 
 
 def _read_files(
-    files: list[Path], options: _Options, stdin: IO | None
+    files: list[Path], options: ReadOptions, stdin: IO | None
 ) -> Iterator[Abstract | PieceTask | FileEnd]:
     for path in files:
         if str(path) == STDIN:
             stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", sys.stdin)
-            source = _Source(STDIN_NAME, stream, options, is_stdin=True)
+            source = Source(STDIN_NAME, stream, options, is_stdin=True)
             if options.input_format in PATH_READERS:
                 options.bad(
                     InputError(
@@ -202,10 +209,14 @@ def _read_files(
         if fmt in PATH_READERS:
             rows = [0]
             records = PATH_READERS[fmt](path, options, rows)
-            yield from _abstracts(display_name(path), records, options, lambda rows=rows: not rows[0])  # type: ignore[misc]
+
+            def empty(rows: list[int] = rows) -> bool:
+                return not rows[0]
+
+            yield from abstracts_of_records(display_name(path), records, options, empty)
             continue
         try:
-            stream = _open(path)
+            stream = open_file(path)
         except InputError as error:
             options.bad(error)
             continue
@@ -217,15 +228,15 @@ def _read_files(
             continue
         with stream:
             try:
-                plain = path if _compression_of(path.name) is None else None
-                yield from _read_file(_Source(display_name(path), stream, options, path=plain), fmt)
+                plain = path if compression_of(path.name) is None else None
+                yield from _read_file(Source(display_name(path), stream, options, path=plain), fmt)
             except (
                 OSError,
                 EOFError,
                 zlib.error,
                 lzma.LZMAError,
             ) as error:  # a damaged compressed file
-                kind = COMPRESSIONS.get(_compression_of(path.name) or "", "file")
+                kind = COMPRESSIONS.get(compression_of(path.name) or "", "file")
                 options.bad(
                     InputError(f"damaged {kind} data ({error})", where=str(path), fix="Leave it out.")
                 )
@@ -243,7 +254,7 @@ NAMED_FORMATS = {
 }
 
 
-def _note_forced_format(path: Path, options: _Options) -> None:
+def _note_forced_format(path: Path, options: ReadOptions) -> None:
     """A note when ``--input-format`` reads a file as another format than its name says."""
     forced, named = options.input_format, format_of(path)
     if forced is None or forced == named:
@@ -256,7 +267,7 @@ def _note_forced_format(path: Path, options: _Options) -> None:
         )
 
 
-def _sniff_stdin(source: _Source) -> str:
+def _sniff_stdin(source: Source) -> str:
     """The format of standard input from its first bytes, as a file's name would say it:
     BibTeX when it starts with an entry (``@article{``, after any comment lines), RIS with
     ``TY  -``, XML (an Atom feed) with ``<``, JSON lines when it starts with ``{``, a JSON
@@ -289,7 +300,7 @@ def _sniff_stdin(source: _Source) -> str:
     return fmt
 
 
-def _tab_header(source: _Source) -> bool:
+def _tab_header(source: Source) -> bool:
     """Whether a .txt file is a table of tab-separated values, as Web of Science saves its
     exports (``savedrecs.txt``: a header of field tags, PT AU TI ... AB ... UT): its first
     line splits on tabs into cells one of which names the abstract column. Noted when so."""
@@ -306,21 +317,24 @@ def _tab_header(source: _Source) -> bool:
 
 
 READERS = {
-    "txt": _read_txt,
-    "csv": _read_csv,
-    "tsv": _read_tsv,
-    "jsonl": _read_jsonl,
-    "json": _read_json,
-    "bib": _read_bib,
-    "ris": _read_ris,
-    "wos": _read_wos,  # (a .txt file, or stdin, that is a Web of Science export)
-    "atom": _read_atom,
-    "xml": _read_atom,  # (an Atom feed, or refused)
+    "txt": read_txt_records,
+    "csv": read_csv_records,
+    "tsv": read_tsv_records,
+    "jsonl": read_jsonl_records,
+    "json": read_json_records,
+    "bib": read_bib_records,
+    "ris": read_ris_records,
+    "wos": read_wos_records,  # (a .txt file, or stdin, that is a Web of Science export)
+    "atom": read_atom_records,
+    "xml": read_atom_records,  # (an Atom feed, or refused)
 }
-PATH_READERS = {"parquet": _read_parquet, "xlsx": _read_xlsx}  # binary files, read from their path
+PATH_READERS = {
+    "parquet": read_parquet_records,
+    "xlsx": read_xlsx_records,
+}  # binary files, read from their path
 
 
-def _read_file(source: _Source, fmt: str) -> Iterator[Abstract | PieceTask | FileEnd]:
+def _read_file(source: Source, fmt: str) -> Iterator[Abstract | PieceTask | FileEnd]:
     problem = source.binary_problem()
     if fmt == "txt" and not problem and not source.options.input_format:
         fmt = "wos" if is_wos_text(source) else "tsv" if _tab_header(source) else fmt
@@ -328,4 +342,4 @@ def _read_file(source: _Source, fmt: str) -> Iterator[Abstract | PieceTask | Fil
         yield from FileInPieces(source, source.options.pieces).read()
         return
     records = [problem] if problem else READERS[fmt](source)
-    yield from _abstracts(source.name, records, source.options, source.is_empty_file)
+    yield from abstracts_of_records(source.name, records, source.options, source.is_empty_file)

@@ -89,14 +89,14 @@ class Abstract(NamedTuple):
 def document(text: str, title: str = "") -> str:
     """What the classifier reads for an abstract and its title from anywhere (a dataframe, a
     list): the same as :attr:`Abstract.document` for the same text read from a file."""
-    return _with_title(normalise_whitespace(title) if title else "", _clean(text))
+    return _with_title(normalise_whitespace(title) if title else "", clean_text(text))
 
 
 def _with_title(title: str, text: str) -> str:
     return f"{title}. {text}" if title else text
 
 
-def _clean(text: str) -> str:
+def clean_text(text: str) -> str:
     """An abstract's text as tagger keeps it: words broken at line ends joined, whitespace
     normalised."""
     return normalise_whitespace(join_broken_words(text))
@@ -140,14 +140,14 @@ def normalise_whitespace(text: str) -> str:
 def abstract_id(text: str) -> str:
     """A stable id for an abstract: the first 16 hex digits of the SHA-256 of its
     whitespace-normalised text."""
-    return _id_of_normalised(normalise_whitespace(text))
+    return digest_of_normalised(normalise_whitespace(text))
 
 
 def content_id(text: str) -> str:
     """The id an abstract of this raw text gets when read from a file (its text cleaned as
     the readers clean it): what a label names it by."""
-    return _id_of_normalised(_clean(text))
+    return digest_of_normalised(clean_text(text))
 
 
-def _id_of_normalised(text: str) -> str:
+def digest_of_normalised(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

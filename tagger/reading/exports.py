@@ -19,13 +19,13 @@ from typing import Any
 
 from ..errors import InputError
 from .files import display_name
-from .records import MAX_ABSTRACT_CHARS, Record, _kept, _note_export_names, field_names, header_problem
-from .source import _Options, _Source
+from .records import MAX_ABSTRACT_CHARS, Record, field_names, header_problem, kept_fields, note_export_names
+from .source import ReadOptions, Source
 
 # -- BibTeX ---------------------------------------------------------------------------------------
 
 
-def _read_bib(source: _Source) -> Iterator[Record | InputError]:
+def read_bib_records(source: Source) -> Iterator[Record | InputError]:
     """A BibTeX file's entries in file order. Every block is an entry, a bad record at its line,
     or not a record (``@string``, ``@preamble``, ``@comment``, text between entries: noted when
     it looks like an entry that is not one). A field's value is its parts joined (``{...}``,
@@ -75,7 +75,7 @@ def _read_bib(source: _Source) -> Iterator[Record | InputError]:
     latex.note(source)
 
 
-def _bib_blocks(source: _Source) -> Iterator[tuple[int, Any]]:
+def _bib_blocks(source: Source) -> Iterator[tuple[int, Any]]:
     """bibtexparser's blocks of a BibTeX file, each with the number of the line its piece of
     the file starts on (see :func:`_bib_pieces`)."""
     import bibtexparser
@@ -87,7 +87,7 @@ def _bib_blocks(source: _Source) -> Iterator[tuple[int, Any]]:
             yield offset, block
 
 
-def _bib_pieces(source: _Source) -> Iterator[tuple[int, str]]:
+def _bib_pieces(source: Source) -> Iterator[tuple[int, str]]:
     """A BibTeX file cut before each line that starts with ``@`` outside braces (an entry, a
     ``@string``, a comment block): (its first line's number, its text). Braces that do not
     close only make a piece longer: a piece is parsed as the whole file would be."""
@@ -112,7 +112,7 @@ _MONTHS = {
 
 
 def _entry_fields(
-    entry, strings: dict[str, str], where: str, latex: _Latex, source: _Source
+    entry, strings: dict[str, str], where: str, latex: _Latex, source: Source
 ) -> dict[str, str] | InputError:
     """An entry's fields as text (its key the ``ID`` where it has no ``id`` field). A field
     given twice with different values: a bad record if it is the abstract, title or id, else
@@ -173,7 +173,7 @@ def _bib_value(raw: str, strings: dict[str, str], where: str, what: str) -> str 
 _ENTRY_LIKE = re.compile(r"^\s*@?\s*[A-Za-z]+\s*[{(]\s*[^\s,{}()]*\s*,", re.MULTILINE)
 
 
-def _between_entries(text: str, line: int, source: _Source) -> Iterator[InputError]:
+def _between_entries(text: str, line: int, source: Source) -> Iterator[InputError]:
     """Text between entries is a comment, except where a line of it looks like an entry that
     is not one (``article{key,`` without its ``@``, ``@ article{``): a bad record there."""
     for found in _ENTRY_LIKE.finditer(text):
@@ -213,7 +213,7 @@ class _Latex:
             self.kept.append(f"{where} {name}")
             return value
 
-    def note(self, source: _Source) -> None:
+    def note(self, source: Source) -> None:
         if self.kept:
             source.report.notes.append(
                 f"{source.name}: {len(self.kept)} field(s) kept as written, their LaTeX not decoded "
@@ -258,7 +258,7 @@ def _first_line(error: object) -> str:
 _RIS_TAG = re.compile(r"^([A-Z][A-Z0-9])  -(?: |$)")
 
 
-def _read_ris(source: _Source) -> Iterator[Record | InputError]:
+def read_ris_records(source: Source) -> Iterator[Record | InputError]:
     """A RIS file's records (``TY`` to ``ER``), each parsed by rispy (see :func:`_tagged_records`
     for what is said of the rest)."""
     import rispy
@@ -305,7 +305,7 @@ MAX_RECORD_CHARS = 2 * MAX_ABSTRACT_CHARS  # a longer record is missing its end
 
 
 def _tagged_records(
-    source: _Source, tag_of: Callable[[str], str | None], kind: _Tagged
+    source: Source, tag_of: Callable[[str], str | None], kind: _Tagged
 ) -> Iterator[tuple[int, int, list[str]] | InputError]:
     """The records of a file of tagged lines (RIS, Web of Science), each as (its first line's
     number, its last's, its lines without their ends), the end line left out. A record that
@@ -382,7 +382,7 @@ _WOS_TAG = re.compile(r"^([A-Z][A-Z0-9])(?: (.*))?$")
 _WOS_LISTS = {"AU", "AF", "BA", "BF", "CA", "GP", "BE", "CR", "C1", "C3", "EM", "RI", "OI"}  # a value a line
 
 
-def is_wos_text(source: _Source) -> bool:
+def is_wos_text(source: Source) -> bool:
     """Whether a .txt file is Web of Science's plain-text export (``savedrecs.txt``): its first
     line ``FN ...`` (the file's header) or ``PT ...`` (the first record's type). Noted when so."""
     if not re.match(r"(FN|PT) \S", source.head(4096)):
@@ -393,7 +393,7 @@ def is_wos_text(source: _Source) -> bool:
     return True
 
 
-def _read_wos(source: _Source) -> Iterator[Record | InputError]:
+def read_wos_records(source: Source) -> Iterator[Record | InputError]:
     """Web of Science's plain-text records: a two-letter field tag, its value, the value's
     further lines indented; ``PT`` starts a record and ``ER`` ends it (``FN``, ``VR`` and
     ``EF`` frame the file). The title is ``TI``, the abstract ``AB``, the id ``UT``; a field of
@@ -434,7 +434,7 @@ _ATOM_FIELDS = {
 }
 
 
-def _read_atom(source: _Source) -> Iterator[Record | InputError]:
+def read_atom_records(source: Source) -> Iterator[Record | InputError]:
     """An Atom feed's entries (the arXiv API's answer to a query), streamed: ``id``, ``title``
     and ``summary`` (the abstract), and for ``--keep`` ``published``, ``updated``, ``authors``,
     ``categories`` and ``primary_category``. Parsed by defusedxml: no DTD, entity or external
@@ -480,7 +480,7 @@ def _read_atom(source: _Source) -> Iterator[Record | InputError]:
         )
 
 
-def _atom_records(entries: _AtomEntries, source: _Source, columns) -> Iterator[Record]:
+def _atom_records(entries: _AtomEntries, source: Source, columns) -> Iterator[Record]:
     while entries.done:
         line, fields = entries.done.pop(0)
         yield _record(fields, line, f"{source.name}:{line}", columns)
@@ -538,7 +538,7 @@ class _AtomEntries:
 # -- Excel ----------------------------------------------------------------------------------------
 
 
-def _read_xlsx(path: Path, options: _Options, rows: list[int]) -> Iterator[Record | InputError]:
+def read_xlsx_records(path: Path, options: ReadOptions, rows: list[int]) -> Iterator[Record | InputError]:
     """The first sheet of an Excel workbook, a row at a time (openpyxl's read-only mode: a
     workbook of any size in little memory), its first row the header (as in a CSV file); a
     workbook of several sheets is noted. ``where`` is the sheet's row number, as Excel shows it."""
@@ -563,7 +563,9 @@ def _read_xlsx(path: Path, options: _Options, rows: list[int]) -> Iterator[Recor
         workbook.close()
 
 
-def _sheet_records(workbook, name: str, options: _Options, rows: list[int]) -> Iterator[Record | InputError]:
+def _sheet_records(
+    workbook, name: str, options: ReadOptions, rows: list[int]
+) -> Iterator[Record | InputError]:
     sheets = workbook.sheetnames
     if len(sheets) > 1:
         others = ", ".join(repr(s) for s in sheets[1:])
@@ -580,7 +582,7 @@ def _sheet_records(workbook, name: str, options: _Options, rows: list[int]) -> I
         yield problem
         return
     found = field_names(header, columns)  # once for the sheet, not in every row
-    _note_export_names(found, options, name)
+    note_export_names(found, options, name)
     for number, values in enumerate(cells, start=2):
         rows[0] += 1
         where = f"{name}:{number}"
@@ -614,14 +616,14 @@ def _unreadable_workbook(error: Exception, name: str) -> InputError:
 # -- shared ---------------------------------------------------------------------------------------
 
 
-def _first_reference(fields: dict, source: _Source, where: str, what: str) -> InputError | None:
+def _first_reference(fields: dict, source: Source, where: str, what: str) -> InputError | None:
     """A reference file's first record stands for its header: what stops the whole file
     (:func:`~tagger.reading.records.header_problem`), or else a note of the export names its
     parts were found by."""
     columns = source.options.columns
     problem = header_problem(list(fields), columns, where, what, optional_abstract=True)
     if problem is None:
-        _note_export_names(field_names(list(fields), columns), source.options, source.name)
+        note_export_names(field_names(list(fields), columns), source.options, source.name)
     return problem
 
 
@@ -632,7 +634,7 @@ def _record(fields: dict, line: int, where: str, columns, found: dict[str, str] 
     found = found if found is not None else field_names(list(fields), columns)
     record = {role: _text(fields[name]) for role, name in found.items()}
     record.setdefault("abstract", "")
-    return Record(record, line, where, _kept(fields.items(), columns.keep))
+    return Record(record, line, where, kept_fields(fields.items(), columns.keep))
 
 
 def _text(value: object) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, cast
 
 from ..errors import InputError
-from .source import ReadReport, _bad
+from .source import ReadReport, bad_record
 
 FORMATS = ("txt", "csv", "tsv", "jsonl", "json", "parquet", "bib", "ris", "xlsx", "atom", "xml")
 
@@ -37,12 +37,12 @@ FORMAT_LIST = f".{', .'.join(FORMATS)} (compressed too)"
 def format_of(path: Path) -> str | None:
     """The format a file name says (``papers.csv.gz`` is a compressed ``csv``)."""
     name = path.name.lower()
-    name = name[: -len(compression)] if (compression := _compression_of(name)) else name
+    name = name[: -len(compression)] if (compression := compression_of(name)) else name
     suffix = Path(name).suffix.lstrip(".")
     return suffix if suffix in FORMATS else None
 
 
-def _compression_of(name: str) -> str | None:
+def compression_of(name: str) -> str | None:
     return next((suffix for suffix in COMPRESSIONS if name.lower().endswith(suffix)), None)
 
 
@@ -82,7 +82,7 @@ def _folder_files(folder: Path, report: ReadReport, skip_bad: bool) -> list[Path
         try:
             entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
         except OSError as error:
-            _bad(
+            bad_record(
                 InputError(f"cannot read the folder ({error.strerror})", where=str(directory)),
                 skip_bad,
                 report,
@@ -136,9 +136,9 @@ def display_name(path: str | os.PathLike) -> str:
     return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
-def _open(path: Path) -> IO[bytes]:
+def open_file(path: Path) -> IO[bytes]:
     """A file opened for reading bytes, through its decompressor (streaming)."""
-    compression = _compression_of(path.name)
+    compression = compression_of(path.name)
     if compression is None:
         return open(path, "rb")
     if compression == ".gz":

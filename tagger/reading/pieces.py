@@ -23,8 +23,15 @@ from typing import IO
 
 from ..errors import InputError
 from .abstracts import Abstract, Columns
-from .records import Record, _from_record, _json_records, _KeptInJson, _record_problem, jsonl_values
-from .source import Cutting, ReadReport, _Options, _Source
+from .records import (
+    KeptInJson,
+    Record,
+    abstract_from_record,
+    jsonl_values,
+    record_problem,
+    records_of_json_values,
+)
+from .source import Cutting, ReadOptions, ReadReport, Source
 
 
 class _Count:
@@ -37,7 +44,7 @@ class _Count:
 
 
 def _abstracts_of(
-    name: str, records: Iterable[Record | InputError], options: _Options, count: _Count
+    name: str, records: Iterable[Record | InputError], options: ReadOptions, count: _Count
 ) -> Iterator[Abstract]:
     """The one place where a reader's records become abstracts: a bad record goes to
     ``--skip-bad`` (or stops the read), the abstract's limits are applied, positions are
@@ -54,16 +61,16 @@ def _abstracts_of(
             named = f" ({identifier})" if identifier not in (None, "") else ""
             report.without_abstract.append(f"{record.where}{named}")
             continue
-        if problem := _record_problem(fields, record.where):
+        if problem := record_problem(fields, record.where):
             options.bad(problem)
             continue
         count.found += 1
         report.read += 1
-        yield _from_record(fields, name, count.position, record.line, record.kept)
+        yield abstract_from_record(fields, name, count.position, record.line, record.kept)
 
 
-def _abstracts(
-    name: str, records: Iterable[Record | InputError], options: _Options, empty: Callable[[], bool]
+def abstracts_of_records(
+    name: str, records: Iterable[Record | InputError], options: ReadOptions, empty: Callable[[], bool]
 ) -> Iterator[Abstract]:
     """The abstracts of a file's records, and its report kept: what was read, and a note when
     the file held none."""
@@ -75,7 +82,7 @@ def _abstracts(
 class _FileEnding:
     """What is said once a file is read: a note when it held no abstracts."""
 
-    def __init__(self, name: str, options: _Options) -> None:
+    def __init__(self, name: str, options: ReadOptions) -> None:
         self.name, self.report = name, options.report
         self.report.files += 1
         self.headings = len(self.report.headings)
@@ -221,13 +228,13 @@ class PieceRead:
 def read_piece(piece: Piece) -> PieceRead:
     """A piece's abstracts, read as reading its whole file reads them (in any process)."""
     report = ReadReport()
-    options = _Options("jsonl", piece.encoding, piece.skip_bad, piece.columns, report)
+    options = ReadOptions("jsonl", piece.encoding, piece.skip_bad, piece.columns, report)
     try:
         opened = piece.stream()
     except InputError as changed:
         return PieceRead([], 0, report, changed)
     with opened as stream:
-        source = _Source(
+        source = Source(
             piece.name,
             stream,
             options,
@@ -235,12 +242,12 @@ def read_piece(piece: Piece) -> PieceRead:
             first_byte=piece.first_byte,
             too_long=piece.too_long,
         )
-        kept = _KeptInJson(source, first=False)
+        kept = KeptInJson(source, first=False)
         count = _Count()
         abstracts: list[Abstract] = []
         error = None
         try:
-            records = _json_records(source, jsonl_values(source), kept)
+            records = records_of_json_values(source, jsonl_values(source), kept)
             abstracts.extend(_abstracts_of(piece.name, records, options, count))
         except InputError as stop:
             error = stop
@@ -267,14 +274,14 @@ class FileInPieces:
     """A JSON-lines file read in pieces: its first lines read here, the rest cut into pieces
     read anywhere and put back in order (see the module's docstring)."""
 
-    source: _Source
+    source: Source
     cutting: Cutting
-    kept: _KeptInJson = field(init=False)
+    kept: KeptInJson = field(init=False)
     ending: _FileEnding = field(init=False)
     opened: OpenedFile | None = field(init=False, default=None)  # where pieces are read by offset
 
     def __post_init__(self) -> None:
-        self.kept = _KeptInJson(self.source)
+        self.kept = KeptInJson(self.source)
         self.ending = _FileEnding(self.source.name, self.source.options)
 
     def read(self) -> Iterator[Abstract | PieceTask | FileEnd]:
@@ -283,7 +290,7 @@ class FileInPieces:
         source.pause_after = lambda lines: lines >= head_lines and not self.kept.first
         yield from _abstracts_of(
             source.name,
-            _json_records(source, jsonl_values(source), self.kept),
+            records_of_json_values(source, jsonl_values(source), self.kept),
             source.options,
             self.ending.count,
         )

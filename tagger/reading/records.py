@@ -16,9 +16,9 @@ from typing import NamedTuple
 from .._version import install_hint
 from ..errors import InputError
 from ..text import join_broken_words
-from .abstracts import KEEP_ALL, Abstract, Columns, _clean, _id_of_normalised, normalise_whitespace
+from .abstracts import KEEP_ALL, Abstract, Columns, clean_text, digest_of_normalised, normalise_whitespace
 from .files import display_name
-from .source import MAX_LINE_BYTES, _Options, _Source
+from .source import MAX_LINE_BYTES, ReadOptions, Source
 
 
 class Record(NamedTuple):
@@ -58,9 +58,11 @@ def _make(
     area: str = "",
     extra: dict | None = None,
 ) -> Abstract:
-    text = _clean(text)
+    text = clean_text(text)
     title = normalise_whitespace(title) if title else ""
-    return Abstract(id_ or _id_of_normalised(text), text, source, position, line, title, area.strip(), extra)
+    return Abstract(
+        id_ or digest_of_normalised(text), text, source, position, line, title, area.strip(), extra
+    )
 
 
 def _too_long(size: int, where: str) -> InputError | None:
@@ -100,7 +102,7 @@ def _is_heading(lines: list[str]) -> bool:
     return len(lines) == 1 and len(text.split()) <= HEADING_MAX_WORDS and text[-1] not in ".!?"
 
 
-def _read_txt(source: _Source) -> Iterator[Record | InputError]:
+def read_txt_records(source: Source) -> Iterator[Record | InputError]:
     report = source.report
     for index, (first, last, lines, size) in enumerate(_paragraphs(source.lines())):
         where = f"{source.name}:{first}"
@@ -240,7 +242,7 @@ def field_names(available: Sequence[str], columns: Columns) -> dict[str, str]:
     return found
 
 
-def _note_export_names(fields: dict[str, str], options: _Options, name: str) -> None:
+def note_export_names(fields: dict[str, str], options: ReadOptions, name: str) -> None:
     """Note the roles a file's columns were found for under an export's names (a Zotero CSV's
     ``Abstract Note``), not the ones asked for: the user reads where each part came from."""
     roles = options.columns.roles()
@@ -336,12 +338,12 @@ def _missing_kept(
     )
 
 
-class _KeptInJson:
+class KeptInJson:
     """``--keep`` for JSON records, which have no header: a name the first record lacks while
     it has a close one is a typo, and the file is refused as a CSV file would be; a name no
     record had is noted at the end (a column of nothing)."""
 
-    def __init__(self, source: _Source, first: bool = True) -> None:
+    def __init__(self, source: Source, first: bool = True) -> None:
         self.source = source
         self.keep = source.options.columns.keep
         self.active = bool(self.keep) and self.keep != KEEP_ALL
@@ -361,7 +363,7 @@ class _KeptInJson:
             self.first = False
             keys = [key for key in value if isinstance(key, str)]
             columns = self.source.options.columns
-            _note_export_names(field_names(keys, columns), self.source.options, self.source.name)
+            note_export_names(field_names(keys, columns), self.source.options, self.source.name)
             return missing_named(keys, columns, where, what="field") or (
                 _missing_kept(keys, self.keep, where, what="field", typos_only=True) if self.active else None
             )
@@ -373,8 +375,8 @@ class _KeptInJson:
             self.source.report.notes.append(f"{self.source.name}: no record has a field {names} (kept empty)")
 
 
-def _read_tsv(source: _Source) -> Iterator[Record | InputError]:
-    return _read_csv(source, delimiter="\t")
+def read_tsv_records(source: Source) -> Iterator[Record | InputError]:
+    return read_csv_records(source, delimiter="\t")
 
 
 class CsvRow(NamedTuple):
@@ -387,7 +389,7 @@ class CsvRow(NamedTuple):
 
 
 def csv_rows(
-    source: _Source, delimiter: str | None = None, optional: Collection[str] = ()
+    source: Source, delimiter: str | None = None, optional: Collection[str] = ()
 ) -> Iterator[CsvRow | InputError]:
     """The rows of a CSV text, its header first (the delimiter, unless given, the one the
     header splits on), each checked by the one set of rules for every CSV file tagger reads,
@@ -452,7 +454,7 @@ def csv_rows(
         yield problem or CsvRow(start, raw, row)
 
 
-def _read_csv(source: _Source, delimiter: str | None = None) -> Iterator[Record | InputError]:
+def read_csv_records(source: Source, delimiter: str | None = None) -> Iterator[Record | InputError]:
     """CSV with a header naming the abstract column; the delimiter (unless given) is the one
     the header splits on."""
     columns = source.options.columns
@@ -469,7 +471,7 @@ def _read_csv(source: _Source, delimiter: str | None = None) -> Iterator[Record 
     if problem := header_problem(header, columns, where):  # the whole file is left out
         yield problem
         return
-    _note_export_names(fields, source.options, source.name)
+    note_export_names(fields, source.options, source.name)
     index = {role: index_of[name] for role, name in fields.items()}
     keeper = _keeper(header, columns.keep)
     for row in rows:
@@ -501,7 +503,7 @@ def header_problem(
     )
 
 
-def _record_problem(record: dict, where: str) -> InputError | None:
+def record_problem(record: dict, where: str) -> InputError | None:
     """The problem with a record's abstract (role -> value), if it has one (see
     :func:`abstract_problem`)."""
     return abstract_problem(record["abstract"], where)
@@ -526,7 +528,7 @@ def abstract_problem(text: str, where: str | None = None) -> InputError | None:
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _kept(fields: Iterable[tuple[str, object]], keep: tuple[str, ...]) -> dict | None:
+def kept_fields(fields: Iterable[tuple[str, object]], keep: tuple[str, ...]) -> dict | None:
     """The kept columns of a record's (name, value) pairs (as named in ``keep``, matched
     without regard to case; every one for :data:`KEEP_ALL`), or None when nothing is kept."""
     if not keep:
@@ -539,7 +541,7 @@ def _kept(fields: Iterable[tuple[str, object]], keep: tuple[str, ...]) -> dict |
 
 def _keeper(header: list[str], keep: tuple[str, ...]):
     """A function from a CSV row (cells in ``header``'s order) to its kept columns (see
-    :func:`_kept`), with the columns looked up once for the file, not in every row."""
+    :func:`kept_fields`), with the columns looked up once for the file, not in every row."""
     if not keep:
         return lambda row: None
     if keep == KEEP_ALL:
@@ -551,7 +553,7 @@ def _keeper(header: list[str], keep: tuple[str, ...]):
     return lambda row: {name: None if i is None else row[i] for name, i in where}
 
 
-def _from_record(record: dict, source: str, position: int, line: int, kept: dict | None) -> Abstract:
+def abstract_from_record(record: dict, source: str, position: int, line: int, kept: dict | None) -> Abstract:
     """An abstract from a record's roles (role -> value; an id may be any JSON scalar) and
     its kept columns."""
     identifier, title, area = record.get("id"), record.get("title"), record.get("area")
@@ -590,7 +592,7 @@ def _object_problem(value, where: str, columns: Columns) -> tuple[dict, InputErr
     """A JSON value as a record (role -> value), or why it cannot be one."""
     if not isinstance(value, dict):
         return {}, InputError(
-            f"a JSON {type(value).__name__}, not an object", where=where, fix=_shape_fix(columns)
+            f"a JSON {type(value).__name__}, not an object", where=where, fix=shape_fix(columns)
         )
     fields, twice = _fields_of_keys(tuple(value), columns)
     if twice:
@@ -607,19 +609,19 @@ def _object_problem(value, where: str, columns: Columns) -> tuple[dict, InputErr
     if not isinstance(record["abstract"], str) and record["abstract"] is not None:
         kind = type(record["abstract"]).__name__
         return {}, InputError(
-            f"{fields['abstract']!r} is a {kind}, not a string", where=where, fix=_shape_fix(columns)
+            f"{fields['abstract']!r} is a {kind}, not a string", where=where, fix=shape_fix(columns)
         )
     return record, None  # (the driver checks the abstract itself)
 
 
-def _shape_fix(columns: Columns) -> str:
+def shape_fix(columns: Columns) -> str:
     return f'Write each record as {{"{columns.abstract}": "..."}}.'
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def _surrogate_problem(text: str, value, where: str) -> InputError | None:
+def surrogate_problem(text: str, value, where: str) -> InputError | None:
     """The problem with a JSON value whose text escapes a lone surrogate (half of a
     character: it cannot be written as UTF-8, or tagged). Pairs that make a character are
     fine; only text with such an escape is looked at."""
@@ -648,20 +650,20 @@ def _json_error(error: Exception) -> str:
 def _json_record(value, text: str, line: int, where: str, columns: Columns) -> Record | InputError:
     """A JSON value (parsed from ``text``) as a record, or why it cannot be one."""
     record, problem = _object_problem(value, where, columns)
-    problem = problem or _surrogate_problem(text, value, where)
-    return problem or Record(record, line, where, _kept(value.items(), columns.keep))
+    problem = problem or surrogate_problem(text, value, where)
+    return problem or Record(record, line, where, kept_fields(value.items(), columns.keep))
 
 
-def _json_records(
-    source: _Source,
+def records_of_json_values(
+    source: Source,
     values: Iterator[tuple[object, str, int, str] | InputError],
-    kept: _KeptInJson | None = None,
+    kept: KeptInJson | None = None,
 ) -> Iterator[Record | InputError]:
     """The records of a JSON file's values (value, its text, line, where) or errors, with
-    ``--keep`` checked (see :class:`_KeptInJson`; one given is the file's, kept across
+    ``--keep`` checked (see :class:`KeptInJson`; one given is the file's, kept across
     the parts it is read in, and finished by its caller)."""
     finish = kept is None
-    kept = kept or _KeptInJson(source)
+    kept = kept or KeptInJson(source)
     for item in values:
         if isinstance(item, InputError):
             yield item
@@ -676,15 +678,15 @@ def _json_records(
         kept.finish()
 
 
-def _read_jsonl(source: _Source) -> Iterator[Record | InputError]:
-    return _json_records(source, jsonl_values(source))
+def read_jsonl_records(source: Source) -> Iterator[Record | InputError]:
+    return records_of_json_values(source, jsonl_values(source))
 
 
 BLANK = object()  # the value of a blank line, for a reader that keeps them (see jsonl_values)
 
 
 def jsonl_values(
-    source: _Source, blank_lines: bool = False
+    source: Source, blank_lines: bool = False
 ) -> Iterator[tuple[object, str, int, str] | InputError]:
     """(value, its line's text, line number, where) of each line of a JSON-lines text, or the
     problem with it (bytes that are not text, JSON that does not parse); a blank line is left
@@ -709,13 +711,13 @@ def jsonl_values(
         yield value, line, number, where
 
 
-def _read_json(source: _Source) -> Iterator[Record | InputError]:
+def read_json_records(source: Source) -> Iterator[Record | InputError]:
     """A JSON array of objects, read one element at a time: the file is never held whole
     (unless it is all on one line), and each character is scanned a bounded number of times."""
-    return _json_records(source, _json_values(source))
+    return records_of_json_values(source, _json_values(source))
 
 
-def _json_values(source: _Source) -> Iterator[tuple[object, str, int, str] | InputError]:
+def _json_values(source: Source) -> Iterator[tuple[object, str, int, str] | InputError]:
     decoder = json.JSONDecoder()
     pieces = source.lines(pieces=True)  # lines, and a long line in pieces
     buffer, at, at_line = "", 0, 1  # text read and not yet parsed: buffer[at:], from line at_line
@@ -796,7 +798,7 @@ def _json_values(source: _Source) -> Iterator[tuple[object, str, int, str] | Inp
         yield source.check_text(start, at_line, where) or (value, text, start, where)
 
 
-def _read_parquet(path: Path, options: _Options, rows: list[int]) -> Iterator[Record | InputError]:
+def read_parquet_records(path: Path, options: ReadOptions, rows: list[int]) -> Iterator[Record | InputError]:
     """A Parquet file's rows, a batch at a time; ``rows[0]`` counts the rows seen."""
     try:
         import pyarrow.parquet as parquet
@@ -814,7 +816,7 @@ def _read_parquet(path: Path, options: _Options, rows: list[int]) -> Iterator[Re
     if problem := header_problem(names, options.columns, name):
         yield problem
         return
-    _note_export_names(fields, options, name)
+    note_export_names(fields, options, name)
     keep = options.columns.keep
     kept_names = (
         []
@@ -850,7 +852,7 @@ def _read_parquet(path: Path, options: _Options, rows: list[int]) -> Iterator[Re
             if not isinstance(record["abstract"], str) and record["abstract"] is not None:
                 yield InputError(f"{fields['abstract']!r} is not text", where=where, fix="Fill it in.")
                 continue
-            kept = _kept(((column, values_of[column][i]) for column in kept_names), keep)
+            kept = kept_fields(((column, values_of[column][i]) for column in kept_names), keep)
             yield Record(record, rows[0], where, kept)
 
 

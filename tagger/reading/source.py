@@ -57,7 +57,7 @@ class Cutting:
 
 
 @dataclass(frozen=True)
-class _Options:
+class ReadOptions:
     input_format: str | None
     encoding: str
     skip_bad: bool
@@ -66,17 +66,17 @@ class _Options:
     pieces: Cutting | None = None  # how a JSON-lines file is cut into pieces, if it is (pieces.py)
 
     def bad(self, error: InputError) -> None:
-        _bad(error, self.skip_bad, self.report)
+        bad_record(error, self.skip_bad, self.report)
 
 
-def _bad(error: InputError, skip_bad: bool, report: ReadReport) -> None:
+def bad_record(error: InputError, skip_bad: bool, report: ReadReport) -> None:
     """Stop on a bad record, or note it and go on."""
     if not skip_bad:
         raise error
     report.skipped.append(str(error))
 
 
-class _Source:
+class Source:
     """A file's lines, decoded one at a time, remembering which lines held bytes that are not
     text in the encoding (they are decoded with replacement characters and reported)."""
 
@@ -84,7 +84,7 @@ class _Source:
         self,
         name: str,
         stream: IO,
-        options: _Options,
+        options: ReadOptions,
         is_stdin: bool = False,
         *,
         first_line: int = 1,

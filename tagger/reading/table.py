@@ -15,8 +15,8 @@ from pathlib import Path
 
 from ..errors import InputError, LabelError
 from .abstracts import Columns
-from .records import BLANK, Record, _shape_fix, _surrogate_problem, csv_rows, header_delimiter, jsonl_values
-from .source import ENCODING_FIX, ReadReport, _Options, _Source
+from .records import BLANK, Record, csv_rows, header_delimiter, jsonl_values, shape_fix, surrogate_problem
+from .source import ENCODING_FIX, ReadOptions, ReadReport, Source
 
 
 @dataclass
@@ -50,8 +50,8 @@ def read_table(path: str | os.PathLike, kind: str, columns: Columns, optional: C
         raise LabelError("a folder, not a file", where=str(path), fix="Name a file.") from None
     if data.startswith(codecs.BOM_UTF8):
         table.bom = "\ufeff"
-    options = _Options(kind, "utf-8", False, columns, ReadReport())
-    source = _Source(str(path), io.BufferedReader(io.BytesIO(data)), options)
+    options = ReadOptions(kind, "utf-8", False, columns, ReadReport())
+    source = Source(str(path), io.BufferedReader(io.BytesIO(data)), options)
     try:
         if kind == "jsonl":
             _jsonl_records(table, source)
@@ -66,7 +66,7 @@ def read_table(path: str | os.PathLike, kind: str, columns: Columns, optional: C
     return table
 
 
-def _csv_records(table: Table, source: _Source, first_line: str, optional: Collection[str] = ()) -> None:
+def _csv_records(table: Table, source: Source, first_line: str, optional: Collection[str] = ()) -> None:
     if table.kind == "csv":
         table.delimiter = header_delimiter(first_line, source.options.columns) or ","
     for row in csv_rows(source, table.delimiter, optional):
@@ -79,7 +79,7 @@ def _csv_records(table: Table, source: _Source, first_line: str, optional: Colle
         table.records.append(Record(fields, row.line, raw=row.raw))
 
 
-def _jsonl_records(table: Table, source: _Source) -> None:
+def _jsonl_records(table: Table, source: Source) -> None:
     for item in jsonl_values(source, blank_lines=True):
         if isinstance(item, InputError):
             raise item
@@ -91,8 +91,8 @@ def _jsonl_records(table: Table, source: _Source) -> None:
             raise InputError(
                 f"a JSON {type(value).__name__}, not an object",
                 where=where,
-                fix=_shape_fix(source.options.columns),
+                fix=shape_fix(source.options.columns),
             )
-        if problem := _surrogate_problem(line, value, where):
+        if problem := surrogate_problem(line, value, where):
             raise problem
         table.records.append(Record(value, number, raw=line))
