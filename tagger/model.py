@@ -10,6 +10,7 @@ and leaves the model as it was.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import hashlib
@@ -18,6 +19,7 @@ import json
 import math
 import os
 import stat
+import threading
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -291,6 +293,23 @@ class Model:
                 where=str(weights_path),
                 fix="Restore the folder as it was written, or retrain with 'tagger train'.",
             )
+        key = (data["weights_sha256"], json.dumps(data, sort_keys=True))
+        with _recent_lock:
+            if (recent := _recent.get(key)) is not None:
+                _recent.move_to_end(key)
+                return recent
+        model = cls._parse(card, data, weights, directory, card_path, weights_path)
+        with _recent_lock:
+            _recent[key] = model
+            while len(_recent) > RECENT_MODELS:
+                _recent.popitem(last=False)
+        return model
+
+    @classmethod
+    def _parse(
+        cls, card: ModelCard, data: dict, weights: bytes, directory: Path, card_path: Path, weights_path: Path
+    ) -> Model:
+        """The model of a card and the weights it was checked to describe."""
         _check_array_headers(weights, weights_path)
         try:
             with np.load(io.BytesIO(weights), allow_pickle=False) as arrays:
@@ -360,6 +379,15 @@ def _require_regular_file(path: Path, what: str, limit: int | None = None) -> No
             where=str(path),
             fix="Retrain with 'tagger train'.",
         )
+
+
+# Models read in this process, by what their files hold (the weights' digest, the card): a
+# folder read again unchanged, or a copy of it (each `tagger.predict(texts, model=FOLDER)`,
+# each command run in one process), gives the model already read, its lookup tables built,
+# after the files are read and checked again. A few, as each holds its arrays.
+RECENT_MODELS = 3
+_recent: collections.OrderedDict[tuple[str, str], Model] = collections.OrderedDict()
+_recent_lock = threading.Lock()
 
 
 def _read_json(path: Path) -> dict:
