@@ -331,8 +331,9 @@ def test_label_errors_reach_the_command_line_as_one_line(capsys, tmp_path):
 
 
 @pytest.fixture
-def model_dir(tmp_path, shipped):
-    return shipped.save(tmp_path / "model")
+def model_dir(tmp_path, seed_model):
+    """A model folder to damage and forge (the seeds' model: 1 MB to write, not 33)."""
+    return seed_model.save(tmp_path / "model")
 
 
 def test_a_truncated_or_missing_weights_file(model_dir):
@@ -450,17 +451,17 @@ def test_a_forged_card_with_matching_hashes_is_refused(capsys, model_dir, edit, 
     assert err.startswith(f"tagger: {model_dir / CARD_FILE}: ")
 
 
-def test_forged_weights_are_refused_before_they_are_allocated(capsys, model_dir, shipped):
-    forge(model_dir, coef=shipped.coef.astype(np.complex128))
+def test_forged_weights_are_refused_before_they_are_allocated(capsys, model_dir, seed_model):
+    forge(model_dir, coef=seed_model.coef.astype(np.complex128))
     status, _, err = run(capsys, "predict", *SEED_FILES, "--model", model_dir)
     assert "damaged weights file (coef.npy holds complex128, not real numbers)" in one_line_error(err, status)
-    forge(model_dir, coef=shipped.coef)
+    forge(model_dir, coef=seed_model.coef)
     weights = next(model_dir.glob("weights-*.npz"))
     data = weights.read_bytes()
-    shape = str(shipped.coef.shape).encode()
+    shape = str(seed_model.coef.shape).encode()
     header = b"'shape': " + shape
     assert data.count(header) == 1
-    huge = b"(" + b"9" * (len(shape) - 3) + b",)"  # as many bytes: gigabytes of float64
+    huge = b"(" + b"9" * (len(shape) - 3) + b",)"  # as many bytes: far more float64 than the file holds
     forged = data.replace(header, b"'shape': " + huge)
     weights.write_bytes(forged)
     card = json.loads((model_dir / CARD_FILE).read_text())
@@ -699,9 +700,9 @@ def test_an_abstract_over_the_size_limit_is_a_bad_record(capsys, tmp_path):
     ],
 )
 def test_forged_weights_that_would_make_confidences_nan_are_refused(
-    capsys, model_dir, shipped, name, value, message
+    capsys, model_dir, seed_model, name, value, message
 ):
-    array = getattr(shipped, name).copy()
+    array = getattr(seed_model, name).copy()
     array[0] = value
     forge(model_dir, **{name: array})
     status, out, err = run(capsys, "predict", *SEED_FILES, "--model", model_dir, "--format", "jsonl")

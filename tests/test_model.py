@@ -158,8 +158,9 @@ def test_prediction_does_not_import_scikit_learn():
 
 
 @pytest.fixture
-def saved(shipped, tmp_path):
-    shipped.save(tmp_path)
+def saved(seed_model, tmp_path):
+    """A model folder to damage and edit (the seeds' model: 1 MB to write, not 33)."""
+    seed_model.save(tmp_path)
     return tmp_path
 
 
