@@ -2,11 +2,18 @@
 nothing but the entry point imports the command line (the CLI is a shell over the library)."""
 
 import ast
+import functools
 from pathlib import Path
 
 from conftest import ROOT
 
 PACKAGE = ROOT / "tagger"
+
+
+@functools.cache
+def parsed(source: str) -> ast.Module:
+    """The syntax tree of a module's source (each parsed once in a run)."""
+    return ast.parse(source)
 
 
 def modules() -> dict[str, Path]:
@@ -24,7 +31,7 @@ def imports() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {name: set() for name in known}
     for name, path in known.items():
         package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom):
                 base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
                 target = (
@@ -87,7 +94,7 @@ def private_uses(name: str, source: str, package: str, known: set[str]) -> list[
     """The private names (one leading underscore) of other modules of the package that the
     module ``name`` (in ``package``) imports, or reads as an attribute of a module it imported."""
     found, bound = [], {}
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsed(source)):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 parts = package.split(".")[: len(package.split(".")) - node.level + 1]
@@ -103,7 +110,7 @@ def private_uses(name: str, source: str, package: str, known: set[str]) -> list[
             for alias in node.names:
                 if alias.name in known and alias.asname:
                     bound[alias.asname] = alias.name
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsed(source)):
         if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
             continue
         if node.value.id in bound and bound[node.value.id] != name and _private(node.attr):
@@ -141,7 +148,7 @@ def patched_tunables(source: str) -> list[str]:
     """The module-level constants (NAMES_IN_CAPITALS) a test's code patches with
     ``monkeypatch.setattr``, by object and name or by dotted path."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsed(source)):
         if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "setattr" and node.args):
             continue
         named = node.args[1] if len(node.args) > 1 and isinstance(node.args[0], ast.Name) else node.args[0]
