@@ -15,9 +15,10 @@ from .model import Model, resolve
 from .output import prediction_table
 from .prediction import default_tags
 from .reading import Columns, content_id, document
-from .reading.records import abstract_problem, ambiguous_names, field_names
+from .reading.records import ambiguous_names, field_names
 from .schema import PREDICTION_COLUMNS, probability_columns
 from .schema import field as schema_field
+from .text import abstract_problem
 
 
 def as_frame(frame, column: str = "abstract"):

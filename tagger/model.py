@@ -354,9 +354,9 @@ def _as_texts(texts: Iterable[str]) -> list[str]:
 
 def _as_abstracts(texts: Iterable[str]) -> list[str]:
     """Texts to tag, each checked as an abstract read from a file is (empty, too long): the
-    one rule of :func:`tagger.reading.records.abstract_problem` for the command line and
+    one rule of :func:`tagger.text.abstract_problem` for the command line and
     :meth:`Model.predict`. (``predict_proba`` takes any text, as scikit-learn's does.)"""
-    from .reading.records import abstract_problem
+    from .text import abstract_problem
 
     texts = _as_texts(texts)
     for i, text in enumerate(texts):

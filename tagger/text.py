@@ -1,13 +1,20 @@
-"""Text as it comes from PDFs: words broken at line ends joined, soft hyphens dropped.
+"""Text as it comes from PDFs: words broken at line ends joined, soft hyphens dropped; and
+what text can be an abstract to tag (:func:`abstract_problem`).
 
 Used by the readers (before whitespace is normalised, so a file's line ends are still there)
 and by the analyser (for text passed from Python). Ligatures (U+FB01 and the like) are left to
-the analyser's NFKC normalisation.
+the analyser's NFKC normalisation. Light: tagging text from Python imports no file reader.
 """
 
 from __future__ import annotations
 
 import re
+
+from .errors import InputError
+
+# An abstract longer than this many characters (a thousand long abstracts) is a bad record:
+# tagging it would take memory in proportion (about 25 bytes a character).
+MAX_ABSTRACT_CHARS = 5_000_000
 
 # A word broken at a line end by a hyphen (``gen-\nerative``) is joined when the line goes on
 # with a lower-case letter, unless it is the last part of a compound (``state-of-the-\nart``).
@@ -22,3 +29,33 @@ def join_broken_words(text: str) -> str:
     if not text.isascii() and SOFT_HYPHEN in text:
         text = text.replace(SOFT_HYPHEN, "")
     return text
+
+
+def too_long(size: int, where: str) -> InputError | None:
+    """The error for an abstract of ``size`` characters, if it is over the limit."""
+    if size <= MAX_ABSTRACT_CHARS:
+        return None
+    return InputError(
+        f"an abstract of {size:,} characters, over the limit of {MAX_ABSTRACT_CHARS:,}",
+        where=where,
+        fix="Split it (in .txt files, a blank line separates abstracts), or leave it out with --skip-bad.",
+    )
+
+
+def abstract_problem(text: str, where: str | None = None) -> InputError | None:
+    """What is wrong with a text as an abstract to tag, if anything: empty (or only
+    whitespace), over :data:`MAX_ABSTRACT_CHARS`, or holding a lone surrogate (half of a
+    UTF-16 pair, no character: it cannot be written as UTF-8). The one rule for files, stdin
+    and the Python API."""
+    if not text or text.isspace():
+        return InputError("empty abstract", where=where, fix="Fill it in or remove the record.")
+    if not text.isascii() and (half := _LONE_SURROGATE.search(text)):
+        return InputError(
+            f"a lone surrogate ({half.group()!r}, at character {half.start()}), which is no character",
+            where=where,
+            fix="Decode the text properly (it was made from bytes with errors='surrogateescape'?).",
+        )
+    return too_long(len(text), where or "")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")

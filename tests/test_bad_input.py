@@ -666,7 +666,7 @@ def test_a_line_break_in_a_file_name_stays_on_one_line(capsys, tmp_path):
 
 
 def test_an_abstract_over_the_size_limit_is_a_bad_record(capsys, tmp_path):
-    from tagger.reading.records import MAX_ABSTRACT_CHARS
+    from tagger.text import MAX_ABSTRACT_CHARS
 
     long = " ".join([ABSTRACT] * (MAX_ABSTRACT_CHARS // len(ABSTRACT) + 1))
     assert len(long) > MAX_ABSTRACT_CHARS

@@ -284,7 +284,7 @@ def test_a_long_first_line_of_text_is_no_heading(capsys, tmp_path):
 
 
 def test_a_paragraph_of_many_lines_over_the_abstract_limit_is_refused(capsys, tmp_path):
-    from tagger.reading.records import MAX_ABSTRACT_CHARS
+    from tagger.text import MAX_ABSTRACT_CHARS
 
     lines = MAX_ABSTRACT_CHARS // 22 + 1
     (tmp_path / "a.txt").write_text("Robots grasp cups.\n\n" + "a few words on a line\n" * lines)

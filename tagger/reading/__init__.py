@@ -31,6 +31,7 @@ from typing import IO, cast
 
 from .._version import install_hint
 from ..errors import InputError
+from ..text import MAX_ABSTRACT_CHARS
 from .abstracts import KEEP_ALL, Abstract, Columns, abstract_id, content_id, document, normalise_whitespace
 from .exports import (
     is_wos_text,
@@ -55,7 +56,6 @@ from .files import (
 from .pieces import FileEnd, FileInPieces, PieceTask, abstracts_of_records
 from .records import (
     DELIMITERS,
-    MAX_ABSTRACT_CHARS,
     abstract_from_record,
     field_names,
     header_delimiter,

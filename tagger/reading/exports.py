@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..text import MAX_ABSTRACT_CHARS
 from .files import display_name
-from .records import MAX_ABSTRACT_CHARS, Record, field_names, header_problem, kept_fields, note_export_names
+from .records import Record, field_names, header_problem, kept_fields, note_export_names
 from .source import ReadOptions, Source
 
 # -- BibTeX ---------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from .._version import install_hint
 from ..errors import InputError
-from ..text import join_broken_words
+from ..text import MAX_ABSTRACT_CHARS, abstract_problem, join_broken_words, too_long
 from .abstracts import KEEP_ALL, Abstract, Columns, clean_text, digest_of_normalised, normalise_whitespace
 from .files import display_name
 from .source import MAX_LINE_BYTES, ReadOptions, Source
@@ -42,11 +42,6 @@ DELIMITERS = (",", ";", "\t", "|")  # a CSV file's delimiter is the one its head
 HEADING_MAX_WORDS = 12
 
 
-# An abstract longer than this many characters (a thousand long abstracts) is a bad record:
-# tagging it would take memory in proportion (about 25 bytes a character).
-MAX_ABSTRACT_CHARS = 5_000_000
-
-
 def _make(
     text: str,
     source: str,
@@ -62,17 +57,6 @@ def _make(
     title = normalise_whitespace(title) if title else ""
     return Abstract(
         id_ or digest_of_normalised(text), text, source, position, line, title, area.strip(), extra
-    )
-
-
-def _too_long(size: int, where: str) -> InputError | None:
-    """The error for an abstract of ``size`` characters, if it is over the limit."""
-    if size <= MAX_ABSTRACT_CHARS:
-        return None
-    return InputError(
-        f"an abstract of {size:,} characters, over the limit of {MAX_ABSTRACT_CHARS:,}",
-        where=where,
-        fix="Split it (in .txt files, a blank line separates abstracts), or leave it out with --skip-bad.",
     )
 
 
@@ -106,7 +90,7 @@ def read_txt_records(source: Source) -> Iterator[Record | InputError]:
     report = source.report
     for index, (first, last, lines, size) in enumerate(_paragraphs(source.lines())):
         where = f"{source.name}:{first}"
-        error = source.check_text(first, last, where) or _too_long(size, where)
+        error = source.check_text(first, last, where) or too_long(size, where)
         if error:
             yield error
             continue
@@ -507,25 +491,6 @@ def record_problem(record: dict, where: str) -> InputError | None:
     """The problem with a record's abstract (role -> value), if it has one (see
     :func:`abstract_problem`)."""
     return abstract_problem(record["abstract"], where)
-
-
-def abstract_problem(text: str, where: str | None = None) -> InputError | None:
-    """What is wrong with a text as an abstract to tag, if anything: empty (or only
-    whitespace), over :data:`MAX_ABSTRACT_CHARS`, or holding a lone surrogate (half of a
-    UTF-16 pair, no character: it cannot be written as UTF-8). The one rule for files, stdin
-    and the Python API."""
-    if not text or text.isspace():
-        return InputError("empty abstract", where=where, fix="Fill it in or remove the record.")
-    if not text.isascii() and (half := _LONE_SURROGATE.search(text)):
-        return InputError(
-            f"a lone surrogate ({half.group()!r}, at character {half.start()}), which is no character",
-            where=where,
-            fix="Decode the text properly (it was made from bytes with errors='surrogateescape'?).",
-        )
-    return _too_long(len(text), where or "")
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def kept_fields(fields: Iterable[tuple[str, object]], keep: tuple[str, ...]) -> dict | None:
