@@ -153,6 +153,7 @@ def test_a_labels_file_with_its_columns_reordered_stays_readable(project, monkey
 # -- 5. a retrain keeps the settings only when the labels themselves changed little --------
 
 
+@pytest.mark.slow  # trains four times (2 s): in the slow run
 def test_a_different_corpus_of_the_same_counts_is_not_a_small_change(tmp_path, monkeypatch, capsys):
     from tagger import training
     from tagger.labels import read_labelled_file

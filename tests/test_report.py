@@ -261,6 +261,7 @@ def _tags_file(path, n: int, least: int) -> None:
             )
 
 
+@pytest.mark.slow  # reads 22,000 rows twice under tracemalloc (2 s): in the slow run
 def test_a_report_of_many_rows_streams_them(tmp_path):
     """A tags file is read a chunk at a time (a 3 M-row file read whole took 3.1 GB): ten
     times the rows take no more memory, and every row is counted, the least confident found
