@@ -771,8 +771,8 @@ def test_text_that_is_not_utf8_in_a_parquet_column_is_a_bad_row(capsys, tmp_path
     assert status == 3 and [row["position"] for row in rows(out)] == ["1", "3"]  # positions kept
 
 
-def test_a_card_number_too_large_for_any_float_is_a_clear_error(tmp_path, shipped):
-    shipped.save(tmp_path)
+def test_a_card_number_too_large_for_any_float_is_a_clear_error(tmp_path, seed_model):
+    seed_model.save(tmp_path)
     text = (tmp_path / CARD_FILE).read_text()
     data = json.loads(text)
     temperature = json.dumps(data["calibration"]["temperature"])

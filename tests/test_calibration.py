@@ -101,17 +101,17 @@ def as_older_card(model, folder, version: int, drop: tuple[str, ...]) -> Model:
 TOP_LABEL_FIELDS = ("top_slope", "top_offset", "top_evidence", "fitted_on")
 
 
-def test_a_version_1_model_still_loads_without_evidence_shrinkage(shipped, tmp_path):
+def test_a_version_1_model_still_loads_without_evidence_shrinkage(seed_model, tmp_path):
     """Models trained before the evidence scale existed keep predicting as they did."""
-    old = as_older_card(shipped, tmp_path, 1, ("evidence_scale", *TOP_LABEL_FIELDS))
+    old = as_older_card(seed_model, tmp_path, 1, ("evidence_scale", *TOP_LABEL_FIELDS))
     assert old.card.calibration.evidence_scale == 0.0
     scores = old.decision_function(["hello world"])
     expected = np.exp(scores / old.temperature) / np.exp(scores / old.temperature).sum()
     np.testing.assert_allclose(old.predict_proba(["hello world"]), expected)
 
 
-def test_a_version_2_model_still_loads_without_the_top_label_map(shipped, tmp_path):
-    old = as_older_card(shipped, tmp_path, 2, (*TOP_LABEL_FIELDS, "ceiling"))  # (cards before either)
+def test_a_version_2_model_still_loads_without_the_top_label_map(seed_model, tmp_path):
+    old = as_older_card(seed_model, tmp_path, 2, (*TOP_LABEL_FIELDS, "ceiling"))  # (cards before either)
     calibration = old.card.calibration
     assert calibration.top_label.is_identity and calibration.fitted_on is None
     texts = [*SEED_TEXTS[:5], "hello world"]

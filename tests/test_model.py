@@ -129,26 +129,26 @@ def test_text_without_known_words_gets_equal_scores_and_no_answer(shipped):
     assert prediction.area == NO_AREA and prediction.needs_review
 
 
-def test_save_then_load_gives_the_same_model(shipped, tmp_path):
-    shipped.save(tmp_path)
+def test_save_then_load_gives_the_same_model(seed_model, tmp_path):
+    seed_model.save(tmp_path)
     loaded = Model.load(tmp_path)
-    assert loaded.card == shipped.card
-    assert loaded.vocabulary == shipped.vocabulary
-    np.testing.assert_array_equal(loaded.coef, shipped.coef)
-    assert predict(SEED_TEXTS, model=loaded) == predict(SEED_TEXTS, model=shipped)
+    assert loaded.card == seed_model.card
+    assert loaded.vocabulary == seed_model.vocabulary
+    np.testing.assert_array_equal(loaded.coef, seed_model.coef)
+    assert predict(SEED_TEXTS, model=loaded) == predict(SEED_TEXTS, model=seed_model)
     weights = list(tmp_path.glob("weights-*.npz"))
     assert len(weights) == 1 and {p.name for p in tmp_path.iterdir()} == {CARD_FILE, weights[0].name}
     with np.load(weights[0], allow_pickle=False) as arrays:  # plain arrays, no pickled objects
         assert sorted(arrays.files) == ["card_sha256", "coef", "idf", "intercept", "vocabulary"]
 
 
-def test_saving_again_replaces_the_weights(shipped, tmp_path):
-    shipped.save(tmp_path)
-    shipped.with_card(created="another time").save(tmp_path)
+def test_saving_again_replaces_the_weights(seed_model, tmp_path):
+    seed_model.save(tmp_path)
+    seed_model.with_card(created="another time").save(tmp_path)
     assert len(list(tmp_path.glob("weights-*.npz"))) == 1
     assert Model.load(tmp_path).card.created == "another time"
-    assert shipped.card.created != "another time"
-    assert np.shares_memory(shipped.with_card(created="x").coef, shipped.coef)  # a copy shares the arrays
+    assert seed_model.card.created != "another time"
+    assert np.shares_memory(seed_model.with_card(created="x").coef, seed_model.coef)  # a copy shares the arrays
 
 
 def test_prediction_does_not_import_scikit_learn_nor_the_file_readers():
@@ -321,10 +321,10 @@ def test_a_held_out_evaluation_is_recorded_in_the_card(shipped, tmp_path):
     }
 
 
-def test_a_weights_file_larger_than_its_card_says_is_refused_before_it_is_read(tmp_path, shipped, capsys):
+def test_a_weights_file_larger_than_its_card_says_is_refused_before_it_is_read(tmp_path, seed_model, capsys):
     from conftest import run
 
-    shipped.save(tmp_path / "m")
+    seed_model.save(tmp_path / "m")
     card = json.loads((tmp_path / "m" / CARD_FILE).read_text())
     weights = tmp_path / "m" / card["weights_file"]
     assert card["weights_bytes"] == weights.stat().st_size
@@ -339,13 +339,13 @@ def test_a_weights_file_larger_than_its_card_says_is_refused_before_it_is_read(t
 
 
 @pytest.mark.parametrize("name, value", [("C", 1e12), ("max_iter", 10**9), ("abstract_weight", -1.0)])
-def test_settings_read_back_from_a_card_are_checked_like_the_rest(tmp_path, shipped, name, value):
+def test_settings_read_back_from_a_card_are_checked_like_the_rest(tmp_path, seed_model, name, value):
     """A hand-edited setting in model.json is refused when the card is read, so a retrain
     never keeps it (it chooses its settings anew)."""
     from tagger.card import read_card
     from tagger.retraining import previous_model
 
-    shipped.save(tmp_path)
+    seed_model.save(tmp_path)
     data = json.loads((tmp_path / CARD_FILE).read_text())
     assert name in data["classifier"]
     data["classifier"][name] = value
@@ -356,7 +356,7 @@ def test_settings_read_back_from_a_card_are_checked_like_the_rest(tmp_path, ship
 
 
 def test_a_full_disk_while_saving_leaves_no_orphan_weights_and_says_what_to_do(
-    capsys, tmp_path, monkeypatch, shipped
+    capsys, tmp_path, monkeypatch, seed_model
 ):
     """The card's write failing (a full disk) left the new 14 MB weights file, named by no
     card, taking the space a retry needs; the error had no fix."""
@@ -367,9 +367,9 @@ def test_a_full_disk_while_saving_leaves_no_orphan_weights_and_says_what_to_do(
     import tagger.model
     from tagger import cli
 
-    shipped.save(tmp_path / "models")
+    seed_model.save(tmp_path / "models")
     before = sorted(p.name for p in (tmp_path / "models").iterdir())
-    other = Model(shipped.card, shipped.vocabulary, shipped.idf, shipped.coef * 2, shipped.intercept)
+    other = Model(seed_model.card, seed_model.vocabulary, seed_model.idf, seed_model.coef * 2, seed_model.intercept)
     original = tagger.model.atomic_write
 
     def card_on_a_full_disk(path, *args, **kwargs):
