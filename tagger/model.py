@@ -190,7 +190,7 @@ class Model:
         over areas, as :meth:`_top_terms` weighs them, without a text's TF-IDF)."""
         centred = self._coef_by_feature - self._coef_by_feature.mean(axis=1, keepdims=True)
         return {
-            area: tuple(self.vocabulary[i] for i in np.argsort(-centred[:, k], kind="stable")[:n])
+            area: tuple(self.vocabulary[i] for i in _first(-centred[:, k], n))
             for k, area in enumerate(self.areas)
         }
 
@@ -335,6 +335,17 @@ class Model:
                 where=str(directory),
                 fix="Retrain with 'tagger train'.",
             ) from None
+
+
+def _first(values: np.ndarray, n: int) -> np.ndarray:
+    """``np.argsort(values, kind="stable")[:n]`` without sorting them all: the ``n`` smallest
+    (and those tied with the last of them) found first, then only they are sorted."""
+    if n >= len(values):
+        return np.argsort(values, kind="stable")
+    if n <= 0:
+        return np.zeros(0, dtype=np.intp)
+    candidates = np.flatnonzero(values <= np.partition(values, n - 1)[n - 1])  # in index order
+    return candidates[np.argsort(values[candidates], kind="stable")][:n]
 
 
 def _as_texts(texts: Iterable[str]) -> list[str]:

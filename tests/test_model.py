@@ -148,7 +148,9 @@ def test_saving_again_replaces_the_weights(seed_model, tmp_path):
     assert len(list(tmp_path.glob("weights-*.npz"))) == 1
     assert Model.load(tmp_path).card.created == "another time"
     assert seed_model.card.created != "another time"
-    assert np.shares_memory(seed_model.with_card(created="x").coef, seed_model.coef)  # a copy shares the arrays
+    assert np.shares_memory(
+        seed_model.with_card(created="x").coef, seed_model.coef
+    )  # a copy shares the arrays
 
 
 def test_prediction_does_not_import_scikit_learn_nor_the_file_readers():
@@ -369,7 +371,9 @@ def test_a_full_disk_while_saving_leaves_no_orphan_weights_and_says_what_to_do(
 
     seed_model.save(tmp_path / "models")
     before = sorted(p.name for p in (tmp_path / "models").iterdir())
-    other = Model(seed_model.card, seed_model.vocabulary, seed_model.idf, seed_model.coef * 2, seed_model.intercept)
+    other = Model(
+        seed_model.card, seed_model.vocabulary, seed_model.idf, seed_model.coef * 2, seed_model.intercept
+    )
     original = tagger.model.atomic_write
 
     def card_on_a_full_disk(path, *args, **kwargs):
@@ -391,3 +395,13 @@ def test_a_full_disk_while_saving_leaves_no_orphan_weights_and_says_what_to_do(
         f"tagger: {tmp_path / 'models' / 'model.json'}: No space left on device. Free some space and run it "
         "again (nothing was left half written).\n"
     )
+
+
+@given(st.lists(st.integers(-3, 3), max_size=40), st.integers(0, 45))
+def test_the_first_terms_of_an_area_are_those_a_full_stable_sort_gives(values, n):
+    """Each area's terms of most weight are found without sorting every feature: the same
+    terms, in the same order, ties by vocabulary order, as the first of a stable sort."""
+    from tagger.model import _first
+
+    array = np.array(values, dtype=np.float64)
+    assert _first(array, n).tolist() == np.argsort(array, kind="stable")[:n].tolist()
