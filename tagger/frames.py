@@ -14,7 +14,7 @@ from .errors import ArgumentError
 from .model import Model, resolve
 from .output import prediction_table
 from .prediction import default_tags
-from .reading import Columns, content_id, document
+from .reading import Columns, abstract_id, document
 from .reading.records import ambiguous_names, field_names
 from .schema import PREDICTION_COLUMNS, probability_columns
 from .schema import field as schema_field
@@ -100,7 +100,7 @@ def documents(
         if ok and (problem := abstract_problem(text)):  # (the one rule of files and predict)
             raise ArgumentError(f"row {index!r} of column {column!r}: {problem.what}", fix=problem.fix)
     kept = [(text, title) for text, title, ok in zip(texts, titles, present) if ok]
-    return [document(text, title) for text, title in kept], present, [content_id(text) for text, _ in kept]
+    return [document(text, title) for text, title in kept], present, [abstract_id(text) for text, _ in kept]
 
 
 def _strings(values) -> list[str]:

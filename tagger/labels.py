@@ -324,13 +324,13 @@ def labelled(
     ``data`` a labelled ``.csv``/``.jsonl`` file (its columns named by ``columns``), a pandas
     dataframe (columns matched as the command line matches a file's: abstracts, areas,
     optional titles), or a list of abstracts with their ``areas`` in a second list. Every
-    abstract gets the id it has when read from a file (:func:`tagger.reading.content_id`),
+    abstract gets the id it has when read from a file (:func:`tagger.reading.abstract_id`),
     whatever it came in, so labels, cards and output name it alike. Lists: ``order`` the
     areas in the order to keep (else sorted), ``origin`` where they came from, for messages."""
     import os
 
     from .errors import UsageError
-    from .reading import content_id, document
+    from .reading import abstract_id, document
     from .reading.records import field_names
 
     columns = columns or Columns()
@@ -364,7 +364,7 @@ def labelled(
         [document(text) for text in texts],
         areas,
         origin,
-        ids=[content_id(text) for text in texts],
+        ids=[abstract_id(text) for text in texts],
         order=order,
     )
 

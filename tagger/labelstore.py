@@ -37,7 +37,7 @@ from pathlib import Path
 from .atomic import atomic_write
 from .errors import LabelError, TaggerWarning
 from .locking import locked
-from .reading import Abstract, Columns, abstract_id, content_id, field_names
+from .reading import Abstract, Columns, abstract_id, field_names
 from .reading.records import Record
 from .reading.table import read_table
 
@@ -134,7 +134,7 @@ class RecordFile:
     def digest(self, record: Record) -> str | None:
         """The digest of a record's abstract, None when it has none."""
         text = self.value(record, "abstract")
-        return content_id(text) if text else None
+        return abstract_id(text) if text else None
 
     # -- writing -----------------------------------------------------------------------------
 

@@ -138,7 +138,7 @@ def test_one_text_id_whatever_the_labels_came_in(tmp_path):
     import pandas as pd
 
     from tagger.labels import labelled
-    from tagger.reading import Columns, abstract_id, content_id
+    from tagger.reading import Columns, abstract_id
 
     rows = [
         {"title": f"Paper {i}", "abstract": f"{text}  Study {i}.", "area": area}
@@ -148,7 +148,7 @@ def test_one_text_id_whatever_the_labels_came_in(tmp_path):
     ]
     path = tmp_path / "mine.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    expected = [content_id(row["abstract"]) for row in rows]
+    expected = [abstract_id(row["abstract"]) for row in rows]
     from_file = labelled(path)
     from_frame = labelled(pd.DataFrame(rows), columns=Columns())
     from_lists = labelled([row["abstract"] for row in rows], [row["area"] for row in rows])

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 from conftest import LABELS, ROOT, SEED_FILES, SEEDS
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tagger.errors import LabelError
 from tagger.labels import labelled, load_areas, load_labels, load_training_set, read_labelled_file
@@ -213,3 +215,13 @@ def test_the_example_pile_is_hand_labelled_and_unseen_by_the_shipped_model():
     areas = load_areas(LABELS / "areas.csv")
     assert not digests & {label.abstract_id for label in load_labels(LABELS / "labels.csv", areas)}
     assert not digests & set(load_model(ROOT / "models").card.training_data.labels)
+
+
+@given(st.text(alphabet="ab -\n\u00ad\t", max_size=30))
+def test_an_abstract_has_one_id_however_its_text_reaches_tagger(raw):
+    """Read from a file, passed from Python or named in a label: the same text, the same id
+    (one digest of the cleaned text; a word broken at a line end and the word whole were two)."""
+    from tagger.reading import document
+
+    assert abstract_id(raw) == abstract_id(document(raw))  # (the cleaned text the model reads)
+    assert abstract_id("a gen-\nerative model") == abstract_id("a generative model")

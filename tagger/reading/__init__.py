@@ -32,7 +32,7 @@ from typing import IO, cast
 from .._version import install_hint
 from ..errors import InputError
 from ..text import MAX_ABSTRACT_CHARS
-from .abstracts import KEEP_ALL, Abstract, Columns, abstract_id, content_id, document, normalise_whitespace
+from .abstracts import KEEP_ALL, Abstract, Columns, abstract_id, document, normalise_whitespace
 from .exports import (
     is_wos_text,
     read_atom_records,
@@ -87,7 +87,6 @@ __all__ = [  # what the rest of tagger (and a user) reads abstracts with
     "PieceTask",
     "ReadReport",
     "abstract_id",
-    "content_id",
     "display_name",
     "document",
     "field_names",

@@ -138,16 +138,12 @@ def normalise_whitespace(text: str) -> str:
 
 
 def abstract_id(text: str) -> str:
-    """A stable id for an abstract: the first 16 hex digits of the SHA-256 of its
-    whitespace-normalised text."""
-    return digest_of_normalised(normalise_whitespace(text))
+    """An abstract's id, the one digest of tagger: the first 16 hex digits of the SHA-256 of
+    its text cleaned as the readers clean it (words broken at line ends joined, whitespace
+    normalised), whether it was read from a file, passed from Python or named in a label."""
+    return digest_of_clean(clean_text(text))
 
 
-def content_id(text: str) -> str:
-    """The id an abstract of this raw text gets when read from a file (its text cleaned as
-    the readers clean it): what a label names it by."""
-    return digest_of_normalised(clean_text(text))
-
-
-def digest_of_normalised(text: str) -> str:
+def digest_of_clean(text: str) -> str:
+    """:func:`abstract_id` of a text already cleaned (a reader's, which cleans it anyway)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

@@ -16,7 +16,7 @@ from typing import NamedTuple
 from .._version import install_hint
 from ..errors import InputError
 from ..text import MAX_ABSTRACT_CHARS, abstract_problem, join_broken_words, too_long
-from .abstracts import KEEP_ALL, Abstract, Columns, clean_text, digest_of_normalised, normalise_whitespace
+from .abstracts import KEEP_ALL, Abstract, Columns, clean_text, digest_of_clean, normalise_whitespace
 from .files import display_name
 from .source import MAX_LINE_BYTES, ReadOptions, Source
 
@@ -55,9 +55,7 @@ def _make(
 ) -> Abstract:
     text = clean_text(text)
     title = normalise_whitespace(title) if title else ""
-    return Abstract(
-        id_ or digest_of_normalised(text), text, source, position, line, title, area.strip(), extra
-    )
+    return Abstract(id_ or digest_of_clean(text), text, source, position, line, title, area.strip(), extra)
 
 
 def _paragraphs(lines: Iterable[str]) -> Iterator[tuple[int, int, list[str], int]]:

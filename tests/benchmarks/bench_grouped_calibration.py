@@ -35,7 +35,7 @@ from tagger.evaluate import expected_calibration_error
 from tagger.fitting import fit_pipeline
 from tagger.labels import load_training_set
 from tagger.plan import PLAN
-from tagger.reading import content_id
+from tagger.reading import abstract_id
 
 
 def out_of_fold(training_set, settings, splits) -> training.OutOfFold:
@@ -65,7 +65,7 @@ def main() -> None:
     for path in options.labelled:
         for line in path.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
-            group_of[content_id(row["abstract"])] = str(row[options.by])
+            group_of[abstract_id(row["abstract"])] = str(row[options.by])
     groups = np.array([group_of.get(i, "seeds") for i in training_set.ids])
     print({str(g): int((groups == g).sum()) for g in np.unique(groups)})
     rows = load(options.conference, load_mapping(MAPPING))

@@ -145,10 +145,10 @@ def repository_labels_without(rows: list[dict]):
 
 def seen_by(model, rows: list[dict]) -> set:
     """The ids of ``rows`` whose text ``model`` was trained on (by the text ids on its card)."""
-    from tagger.reading import content_id
+    from tagger.reading import abstract_id
 
     trained_on = model.card.training_data.labels or {}
-    return {r["id"] for r in rows if content_id(r["abstract"]) in trained_on}
+    return {r["id"] for r in rows if abstract_id(r["abstract"]) in trained_on}
 
 
 def trained_with(

@@ -27,7 +27,7 @@ from devdata import load_mapping
 
 from tagger import load_model
 from tagger.evaluate import expected_calibration_error
-from tagger.reading import content_id, document
+from tagger.reading import abstract_id, document
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,7 +44,7 @@ def main() -> None:
     sets = {
         "conference": load_conference(args.conference, load_mapping()),
         "preprints not learnt from": [
-            r for r in load(args.preprints) if r["area"] != "none" and content_id(r["abstract"]) not in seen
+            r for r in load(args.preprints) if r["area"] != "none" and abstract_id(r["abstract"]) not in seen
         ],
         "example pile": [r for r in load(ROOT / "docs" / "example" / "papers.jsonl") if r["area"] != "none"],
     }
