@@ -468,8 +468,11 @@ def _say_if_reused(chosen) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from .evaluate import format_json, format_report, require_matplotlib, write_plots
-    from .training import validate
+    from .plan import PLAN
+    from .training import Run, validate
 
     if args.plots:
         require_matplotlib()  # before minutes of work, not after
@@ -478,9 +481,9 @@ def _evaluate(args: argparse.Namespace) -> int:
             evaluation, review, confidence, correct = _test_model(args)
     else:
         training_set, pile, previous = _project(args).recipe(args.unlabelled, DEFAULT_MODEL_DIR)
-        reuse = previous.card if previous is not None and not args.search else None
+        run = Run(plan=replace(PLAN, search=args.search), previous=previous.card if previous else None)
         with feedback.stages():
-            _, validation, _ = validate(training_set, unlabelled=pile, previous=reuse)
+            _, validation, _ = validate(training_set, unlabelled=pile, run=run)
         _say_if_reused(validation.selection)
         evaluation, review = validation.evaluation, validation.review
         confidence, correct = validation.confidence, validation.correct

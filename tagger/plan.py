@@ -58,7 +58,8 @@ class Plan:
 
     A retrain keeps the settings its previous model chose, without a new search, while the
     labels changed little: the same areas, and labelled abstracts added, removed or moved
-    between areas adding up to at most ``reuse_change`` of the previous model's.
+    between areas adding up to at most ``reuse_change`` of the previous model's; with
+    ``search``, it searches anew whatever changed (``tagger train --search``).
     """
 
     leave_one_out_max: int = 100
@@ -79,6 +80,7 @@ class Plan:
     halving_keep: int = 2
     halving_share: int = 5
     reuse_change: float = 0.2
+    search: bool = False
 
     @property
     def noise_criterion(self) -> str:

@@ -12,7 +12,7 @@ import contextlib
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .errors import LabelError, UsageError
@@ -351,23 +351,18 @@ class Project:
         """Train on the labels (``training_set``: read already), save into :attr:`save_to`,
         and compare with the model there (see :func:`tagger.retraining.retrain`); ``texts``:
         abstracts to count changes on; ``corpus``: the texts the last retrain analysed."""
+        from .corpus import Corpus
+        from .model import load_model
+        from .plan import PLAN
         from .retraining import retrain
+        from .training import Run
 
         if training_set is None:
             training_set = self.training_set()
-        from .model import load_model
-
+        run = Run(plan=replace(PLAN, search=search), corpus=corpus if corpus is not None else Corpus())
         # with no model saved there yet, the model that tagged until now, the shipped one, is replaced
         replaces = load_model if not self.data else None
-        return retrain(
-            training_set,
-            self.save_to,
-            texts,
-            unlabelled=unlabelled,
-            search=search,
-            corpus=corpus,
-            replaces=replaces,
-        )
+        return retrain(training_set, self.save_to, texts, unlabelled=unlabelled, run=run, replaces=replaces)
 
 
 def _refuse_other_areas(model, labels: dict[str, str], data: str) -> None:

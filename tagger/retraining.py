@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import training
-from .corpus import Corpus
 from .errors import TaggerError
 from .evaluate import compare
 from .labels import TrainingSet
 from .model import Model
-from .plan import PLAN, Plan
 
 
 @dataclass(frozen=True)
@@ -51,26 +49,22 @@ def retrain(
     texts: list[str],
     *,
     unlabelled: list[str] | None = None,
-    search: bool = False,
-    plan: Plan = PLAN,
-    corpus: Corpus | None = None,
+    run: training.Run | None = None,
     replaces: Callable[[], Model] | None = None,
 ) -> Retrained:
     """Train on ``training_set`` (with the pile ``unlabelled``), keeping the settings the
-    model in ``folder`` chose unless ``search``; save the new model there; compare it with
-    the old one, on its figures and on how many of ``texts`` change area. ``plan``: how the
-    settings are chosen (:class:`tagger.plan.Plan`); ``corpus``: the texts analysed by the
-    last retrain (see :func:`tagger.training.train`). ``replaces``: loads the model that
+    model in ``folder`` chose unless the run's plan searches anew; save the new model there;
+    compare it with the old one, on its figures and on how many of ``texts`` change area.
+    ``run``: the plan and the texts analysed by the last retrain (:class:`tagger.training.Run`;
+    the model replaced is found here). ``replaces``: loads the model that
     tagged until now, asked only when ``folder`` holds none (a new project's first retrain
     replaces the shipped model): it stands for the model before when it has the same areas."""
     previous = previous_model(folder)
     if previous is None and replaces is not None and (before := replaces()).areas == training_set.slugs:
         previous = before
-    reuse = previous.card if previous is not None and not search else None
-    since = previous.card if previous else None
-    model = training.train(
-        training_set, unlabelled=unlabelled, previous=reuse, since=since, plan=plan, corpus=corpus
-    )
+    card = previous.card if previous is not None else None
+    run = replace(run if run is not None else training.Run(), previous=card, since=card)
+    model = training.train(training_set, unlabelled=unlabelled, run=run)
     model.save(folder)
     old_areas = (
         [p.area for p in previous.predict(texts)] if previous and previous.areas == model.areas else []

@@ -25,7 +25,7 @@ import platform
 import warnings
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -102,6 +102,21 @@ def linear_weights(classifier, slugs: tuple[str, ...]) -> tuple[np.ndarray, np.n
 
 
 # -- cross-validation --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Run:
+    """How one training runs, beside what it learns from (labels, settings, a pile): ``plan``
+    chooses the settings and the folds (:class:`tagger.plan.Plan`); ``corpus`` is where each
+    text is analysed once, kept between retrains (the labelling page's); ``previous`` is the
+    card of the model this one replaces, whose searched settings are kept while the labels
+    changed little (:func:`reusable_settings`); ``since`` is the card to say how the new model
+    does on the labels new since then (:class:`NewLabels` in the card's evaluation)."""
+
+    plan: Plan = PLAN
+    corpus: Corpus = field(default_factory=Corpus)
+    previous: ModelCard | None = None
+    since: ModelCard | None = None
 
 
 @dataclass(frozen=True)
@@ -504,7 +519,9 @@ def reusable_settings(
     """The settings ``previous`` (the card of the model being replaced) chose by a search,
     with how, when the labels changed little since (the plan's ``reuse_change``): labelled
     texts added, removed, or given another area, compared text by text."""
-    if previous is None or previous.settings_selection is None or previous.slugs != training_set.slugs:
+    if plan.search or previous is None or previous.settings_selection is None:
+        return None
+    if previous.slugs != training_set.slugs:
         return None
     before = previous.training_data.labels
     if before is None or previous.training_data.uses_area_descriptions != training_set.use_descriptions:
@@ -606,31 +623,29 @@ def measurable(training_set: TrainingSet) -> tuple[np.ndarray, tuple[str, ...]]:
 def cross_validate(
     training_set: TrainingSet,
     settings: TrainingSettings | None = None,
-    previous: ModelCard | None = None,
     *,
-    rows: np.ndarray | None = None,
-    left_out: tuple[str, ...] = (),
+    run: Run | None = None,
+    rows: tuple[np.ndarray, tuple[str, ...]] | None = None,
     selection: SettingsSelection | None = None,
-    plan: Plan = PLAN,
-    corpus: Corpus | None = None,
     meanwhile: Callable[[TrainingSet, TrainingSettings], object] | None = None,
 ) -> CrossValidation:
     """Cross-validate ``settings`` (see :func:`choose_settings`; ``selection``: how given
     ``settings`` were chosen), calibrated, on the labelled abstracts :func:`measurable` keeps
-    (or on ``rows``, leaving out the areas ``left_out``). ``meanwhile(training_set,
+    (or on ``rows``: the rows, and the areas left out). ``meanwhile(training_set,
     settings)`` runs in this process while the folds run in the workers (the final fit)."""
-    if rows is None:
-        rows, left_out = measurable(training_set)
-    measured = training_set.subset(rows) if left_out else training_set
-    corpus = corpus if corpus is not None else Corpus()
-    settings, chosen = choose_settings(measured, settings, previous, plan, corpus)
+    run = run if run is not None else Run()
+    measured_rows, left_out = rows if rows is not None else measurable(training_set)
+    measured = training_set.subset(measured_rows) if left_out else training_set
+    settings, chosen = choose_settings(measured, settings, run.previous, run.plan, run.corpus)
     selection = chosen or selection
     final = (lambda: meanwhile(training_set, settings)) if meanwhile is not None else None
-    [out_of_fold] = out_of_fold_scores(measured, [settings], plan=plan, corpus=corpus, meanwhile=final)
+    [out_of_fold] = out_of_fold_scores(
+        measured, [settings], plan=run.plan, corpus=run.corpus, meanwhile=final
+    )
     validation = calibrate(measured, settings, out_of_fold, selection)
     if left_out:
         validation = replace(validation, evaluation=replace(validation.evaluation, left_out=left_out))
-    return replace(validation, rows=rows)
+    return replace(validation, rows=measured_rows)
 
 
 def _stratified_sample(training_set: TrainingSet, size: int, random_state: int) -> TrainingSet:
@@ -670,34 +685,24 @@ def validate(
     training_set: TrainingSet,
     settings: TrainingSettings | None = None,
     unlabelled: list[str] | None = None,
-    previous: ModelCard | None = None,
-    plan: Plan = PLAN,
-    corpus: Corpus | None = None,
+    run: Run | None = None,
     meanwhile: Callable[[TrainingSet, TrainingSettings], object] | None = None,
 ) -> tuple[TrainingSet, CrossValidation, Unlabelled | None]:
     """What :func:`train` measures, and nothing else (``tagger evaluate`` reports it): the
     recipe cross-validated, with the arguments of :func:`train`. Returns the training set
     (with its pseudo-labels when self-trained), the cross-validation and the self-training's
-    record. ``corpus``: where every text is analysed once, for every fit; ``meanwhile``: see
-    :func:`cross_validate`."""
-    corpus = corpus if corpus is not None else Corpus()
-    rows, left_out = measurable(training_set)
+    record. ``meanwhile``: see :func:`cross_validate`."""
+    run = run if run is not None else Run()
+    rows = measurable(training_set)
     record, selection = None, None
     if unlabelled:
         from .selftraining import self_train
 
-        settings, selection = choose_settings(training_set.subset(rows), settings, previous, plan, corpus)
-        training_set, record = self_train(training_set, unlabelled, settings, corpus)
+        measured = training_set.subset(rows[0])
+        settings, selection = choose_settings(measured, settings, run.previous, run.plan, run.corpus)
+        training_set, record = self_train(training_set, unlabelled, settings, run.corpus)
     validation = cross_validate(
-        training_set,
-        settings,
-        previous,
-        rows=rows,
-        left_out=left_out,
-        selection=selection,
-        plan=plan,
-        corpus=corpus,
-        meanwhile=meanwhile,
+        training_set, settings, run=run, rows=rows, selection=selection, meanwhile=meanwhile
     )
     return training_set, validation, record
 
@@ -706,22 +711,15 @@ def train(
     training_set: TrainingSet,
     settings: TrainingSettings | None = None,
     unlabelled: list[str] | None = None,
-    previous: ModelCard | None = None,
-    since: ModelCard | None = None,
-    plan: Plan = PLAN,
-    corpus: Corpus | None = None,
+    run: Run | None = None,
 ) -> Model:
     """Fit a model on ``training_set``, calibrated by cross-validation, with its card.
     Without ``settings``, they are the defaults, or chosen by cross-validation when there
-    are enough labelled abstracts (``plan``: how, :class:`tagger.plan.Plan`). With
+    are enough labelled abstracts (``run.plan``: how, :class:`tagger.plan.Plan`). With
     ``unlabelled`` abstracts (the pile to tag), the model learns from them too, by self-training
     (:mod:`tagger.selftraining`); the pseudo-labelled abstracts are in every training fold.
-    ``previous``: the card of the model this one replaces, whose chosen settings are kept
-    while the labels changed little (:func:`reusable_settings`). ``since``: the card of the
-    model this one replaces, to say how the new model does on the labels new since then
-    (:class:`NewLabels` in the card's evaluation). ``corpus``: where the texts are analysed,
-    kept between retrains (the labelling page's) so that each text is analysed once."""
-    corpus = corpus if corpus is not None else Corpus()
+    ``run``: the plan, the corpus, and the model this one replaces (:class:`Run`)."""
+    run = run if run is not None else Run()
     final: dict[str, Any] = {}
 
     def fit_final(learnt: TrainingSet, chosen: TrainingSettings) -> None:
@@ -730,15 +728,13 @@ def train(
             f"{len(learnt.texts):,}",
             f"{len(learnt.slugs):,}",
         )
-        final["pipeline"] = fit_pipeline(learnt, chosen, corpus)
+        final["pipeline"] = fit_pipeline(learnt, chosen, run.corpus)
 
     # The final fit is made here while the workers cross-validate.
-    training_set, validation, record = validate(
-        training_set, settings, unlabelled, previous, plan, corpus, meanwhile=fit_final
-    )
+    training_set, validation, record = validate(training_set, settings, unlabelled, run, meanwhile=fit_final)
     assert validation.rows is not None  # (validate says which rows it measured)
     position = {row: k for k, row in enumerate(validation.rows)}
-    if new := [position[i] for i in new_since(training_set, since) if i in position]:
+    if new := [position[i] for i in new_since(training_set, run.since) if i in position]:
         figures = NewLabels(len(new), round(float(validation.correct[new].mean()), 4))
         validation = replace(validation, evaluation=replace(validation.evaluation, new_labels=figures))
     pipeline = final["pipeline"]

@@ -127,8 +127,9 @@ def seed_model(seed_set, shipped):
     (10,103 terms; half a second to train): for tests of how tagging runs (processes, chunks,
     streams) and of model files, which the shipped model's 291,247 terms only make slower."""
     from tagger.plan import Plan
+    from tagger.training import Run
 
-    return train(seed_set, shipped.card.settings, plan=Plan(leave_one_out_max=0))
+    return train(seed_set, shipped.card.settings, run=Run(plan=Plan(leave_one_out_max=0)))
 
 
 @pytest.fixture(scope="session")

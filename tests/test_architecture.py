@@ -144,6 +144,45 @@ def test_the_private_name_check_finds_each_kind_of_use():
     assert private_uses("tagger.a", "from .b import y\nself._x = 1\nb.__name__", "tagger", known) == []
 
 
+TRAINING_MODULES = (
+    "training",
+    "fitting",
+    "corpus",
+    "calibration",
+    "selftraining",
+    "retraining",
+    "plan",
+    "settings",
+)
+
+
+def many_parameters(source: str, most: int = 6) -> list[str]:
+    """The functions of ``source`` that take more than ``most`` parameters (self and cls
+    aside): what one run's context or the recipe's objects should carry."""
+    found = []
+    for node in ast.walk(parsed(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = node.args
+            names = [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+            if len([name for name in names if name not in ("self", "cls")]) > most:
+                found.append(node.name)
+    return found
+
+
+def test_no_training_function_takes_more_than_six_parameters():
+    found = {
+        name: names
+        for name in TRAINING_MODULES
+        if (names := many_parameters((PACKAGE / f"{name}.py").read_text(encoding="utf-8")))
+    }
+    assert not found, found
+
+
+def test_the_parameter_check_finds_a_long_signature():
+    assert many_parameters("def f(a, b, c, d, e, f, g): pass") == ["f"]
+    assert many_parameters("class A:\n    def m(self, a, b, c, d, e, f): pass") == []
+
+
 def patched_tunables(source: str) -> list[str]:
     """The module-level constants (NAMES_IN_CAPITALS) a test's code patches with
     ``monkeypatch.setattr``, by object and name or by dotted path."""

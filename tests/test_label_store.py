@@ -167,7 +167,7 @@ def test_a_different_corpus_of_the_same_counts_is_not_a_small_change(tmp_path, m
     own_jsonl(tmp_path / "a.jsonl", first)
     own_jsonl(tmp_path / "b.jsonl", second)
     plan = Plan(select_from=20)  # a search on few labels, to be quick
-    training.train(read_labelled_file(tmp_path / "a.jsonl"), plan=plan).save(tmp_path / "m")
+    training.train(read_labelled_file(tmp_path / "a.jsonl"), run=training.Run(plan=plan)).save(tmp_path / "m")
     assert main(["train", "--data", "a.jsonl", "--model", "m"]) == 0
     assert main(["train", "--data", "a.jsonl", "--model", "m"]) == 0
     err = capsys.readouterr().err

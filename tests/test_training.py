@@ -239,7 +239,7 @@ def test_settings_are_chosen_by_cross_validation_on_enough_labels(tmp_path):
 
     grid = {"C": (0.01, 10.0), "ngram_max": (1,), "sublinear_tf": (True,), "balance_areas": (True, False)}
     plan = SMALL.with_grid(grid)
-    model = training.train(read_labelled_file(labelled_file(tmp_path)), plan=plan)
+    model = training.train(read_labelled_file(labelled_file(tmp_path)), run=training.Run(plan=plan))
     selection = model.card.settings_selection
     assert selection.scheme == "stratified 5-fold" and len(selection.grid) == 4
     # Successive halving: the best ones on the first fold are cross-validated in full.
@@ -283,7 +283,7 @@ def test_a_retrain_keeps_the_searched_settings_while_the_labels_change_little(tm
 
     plan = SMALL.with_grid({"C": (0.01, 10.0), "ngram_max": (1, 2)})
     data = read_labelled_file(labelled_file(tmp_path, n_per_area=20))  # 60 labels
-    first = training.train(data, plan=plan).card
+    first = training.train(data, run=training.Run(plan=plan)).card
     assert first.settings_selection is not None
 
     def no_search(*args, **kwargs):
@@ -291,7 +291,7 @@ def test_a_retrain_keeps_the_searched_settings_while_the_labels_change_little(tm
 
     monkeypatch.setattr(training, "select_settings", no_search)
     few_changed = data.subset(np.arange(len(data.labels))[2:])  # 2 of 60 labels gone: 3%
-    kept = training.train(few_changed, previous=first, plan=plan).card
+    kept = training.train(few_changed, run=training.Run(plan=plan, previous=first)).card
     assert kept.settings == first.settings
     assert kept.settings_selection.reused.startswith("2 labelled abstracts changed of 60")
     assert kept.settings_selection.criterion == first.settings_selection.criterion  # the search's own
@@ -299,7 +299,7 @@ def test_a_retrain_keeps_the_searched_settings_while_the_labels_change_little(tm
     index = np.arange(len(data.labels))
     fewer = data.subset(index[index % 3 > 0])  # a third of them gone: a new search
     with pytest.raises(AssertionError, match="searched"):
-        training.train(fewer, previous=first, plan=plan)
+        training.train(fewer, run=training.Run(plan=plan, previous=first))
 
 
 @pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests

@@ -161,7 +161,7 @@ def trained_with(
     import time
 
     from tagger.reading import abstract_id
-    from tagger.training import train
+    from tagger.training import Run, train
 
     base = repository_labels_without(everything or rows)
     labelled = [r for r in rows if r["area"] != "none" or OUTSIDE is not None]
@@ -173,7 +173,7 @@ def trained_with(
         weights=(1.0,) * len(base.labels) + tuple(weight(r) for r in labelled) if weight else (),
     )
     started = time.perf_counter()
-    model = train(training_set, settings, pile, **({"plan": plan} if plan else {}))
+    model = train(training_set, settings, pile, Run(plan=plan) if plan else None)
     selection = model.card.settings_selection
     print(
         f"trained on {len(training_set.labels)} labels in {time.perf_counter() - started:.0f} s: "

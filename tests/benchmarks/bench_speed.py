@@ -552,9 +552,10 @@ def project_training(args, work: Path, checks: list) -> None:
 def _timed_retrain(training_set, folder: Path, times: list[float], corpus) -> None:
     """The labelling page's retrain (tagger.retraining.retrain), its time added to ``times``."""
     from tagger.retraining import retrain
+    from tagger.training import Run
 
     start = time.perf_counter()
-    retrain(training_set, folder, list(training_set.texts[:200]), corpus=corpus)
+    retrain(training_set, folder, list(training_set.texts[:200]), run=Run(corpus=corpus))
     times.append(time.perf_counter() - start)
 
 
@@ -581,7 +582,7 @@ def loop_retrain(args, work: Path, checks: list) -> None:
         times = []
         for _ in range(args.repeats):
             start = time.perf_counter()
-            model = training.train(after, unlabelled=pile, previous=previous.card)
+            model = training.train(after, unlabelled=pile, run=training.Run(previous=previous.card))
             times.append(time.perf_counter() - start)
         retrain = statistics.median(times)
         areas = len(set(after.labels))
