@@ -12,15 +12,18 @@ those that test a promise on texts). ``fit`` takes ``sample_weight``.
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .checks import a_kind
 from .errors import ArgumentError
 from .labels import labelled
 from .reading import document
-from .settings import TrainingSettings, default_settings
+from .settings import LIMITS, TrainingSettings, default_settings
 
 _DEFAULTS = default_settings(use_descriptions=False)  # the one set of defaults: the estimator's are these
 
@@ -62,6 +65,8 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
         from sklearn.utils.multiclass import check_classification_targets
 
         from .training import train
+
+        self._validate_params()
 
         texts = _texts(X)
         given = np.asarray(y, dtype=object)  # as given: numpy would make NaN among strings 'nan'
@@ -119,6 +124,22 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.string = True  # it takes texts,
         tags.input_tags.two_d_array = False  # not a numeric matrix (scikit-learn's checks then skip those)
         return tags
+
+
+def _constraints(names: list[str]) -> dict[str, list]:
+    """scikit-learn's constraint of each parameter, from the recipe's one table of limits
+    (:data:`tagger.settings.LIMITS`); the rest are switches."""
+    constraints: dict[str, list] = {}
+    for name in names:
+        if name in LIMITS:
+            low, high, whole = LIMITS[name]
+            constraints[name] = [Interval(Integral if whole else Real, low, high, closed="both")]
+        else:
+            constraints[name] = ["boolean"]
+    return constraints
+
+
+TaggerClassifier._parameter_constraints = _constraints(TaggerClassifier._get_param_names())
 
 
 def _texts(X) -> list[str]:
