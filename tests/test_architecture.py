@@ -190,7 +190,10 @@ def patched_tunables(source: str) -> list[str]:
     for node in ast.walk(parsed(source)):
         if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "setattr" and node.args):
             continue
-        named = node.args[1] if len(node.args) > 1 and isinstance(node.args[0], ast.Name) else node.args[0]
+        dotted = isinstance(
+            node.args[0], ast.Constant
+        )  # setattr("module.NAME", value), else (object, "NAME", value)
+        named = node.args[0] if dotted or len(node.args) < 2 else node.args[1]
         if isinstance(named, ast.Constant) and isinstance(named.value, str):
             name = named.value.rsplit(".", 1)[-1]
             if len(name) > 2 and name.isupper():
@@ -215,6 +218,7 @@ def test_the_tunable_check_finds_a_patch():
         "tagger.source.MAX_LINE_BYTES"
     ]
     assert patched_tunables('monkeypatch.setattr(sys, "stderr", x)') == []
+    assert patched_tunables('monkeypatch.setattr(tagger.source, "MAX_LINE_BYTES", 9)') == ["MAX_LINE_BYTES"]
 
 
 def test_the_command_line_is_arguments_and_printing():
