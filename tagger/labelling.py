@@ -22,7 +22,7 @@ from .batch import chunked, tag_blocks
 from .labels import Area
 from .model import Model
 from .prediction import Prediction, predictions
-from .reading import Abstract, abstract_id
+from .reading import Abstract
 from .schema import located
 
 log = logging.getLogger("tagger.labelling")  # what it is doing (shown on a terminal: tagger.feedback)
@@ -185,7 +185,7 @@ def relabel_queue(
     labelled = [
         (a, area, out_of_fold[digest], others.get(digest, ""))
         for a in _once_each(abstracts, set())
-        if (area := current.get(digest := abstract_id(a.text))) and digest in out_of_fold
+        if (area := current.get(digest := a.digest)) and digest in out_of_fold
     ]
     if not labelled:
         return []
@@ -201,7 +201,7 @@ def _once_each(abstracts: Iterable[Abstract], excluded: set[str]) -> Iterator[Ab
     share an id (in two files) are two abstracts."""
     texts: set[str] = set()
     for abstract in abstracts:
-        content = abstract_id(abstract.text)
+        content = abstract.digest
         if content in excluded or content in texts:
             continue
         texts.add(content)

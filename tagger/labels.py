@@ -239,7 +239,7 @@ def load_training_set(
     read = list(read_abstracts(abstracts))
     documents, files = {}, {}  # by the digest of the text: the document, its file's name
     for a in read:
-        digest = abstract_id(a.text)
+        digest = a.digest
         documents[digest], files[digest] = a.document, Path(a.source).name
     names = digests_of_ids(read)
     joined: dict[str, Label] = {}
@@ -306,7 +306,7 @@ def read_labelled_file(path: str | os.PathLike, columns: Columns | None = None) 
         [a.document for a in abstracts],
         [a.area for a in abstracts],
         str(path),
-        ids=[abstract_id(a.text) for a in abstracts],
+        ids=[a.digest for a in abstracts],
         wheres=[f"{a.source}:{a.line}" for a in abstracts],
         annotators=annotators if any(annotators) else None,
     )

@@ -238,7 +238,7 @@ def digests_of_ids(abstracts: list[Abstract]) -> dict[str, set[str]]:
     texts that came with it, one unless two files share it."""
     names: dict[str, set[str]] = {}
     for abstract in abstracts:
-        digest = abstract_id(abstract.text)
+        digest = abstract.digest
         names.setdefault(digest, set()).add(digest)
         if abstract.id != digest:
             names.setdefault(abstract.id, set()).add(digest)
@@ -308,7 +308,7 @@ class ProjectLabels:
         return named
 
     def add(self, abstract: Abstract, area: str) -> Answer:
-        digest = abstract_id(abstract.text)
+        digest = abstract.digest
         self.abstracts_dir.mkdir(parents=True, exist_ok=True)
         with locked(self.labels_dir, self.abstracts_dir):
             if digest not in self._texts():
@@ -457,7 +457,7 @@ class LabelledFile:
         }
 
     def add(self, abstract: Abstract, area: str) -> Answer:
-        digest = abstract_id(abstract.text)
+        digest = abstract.digest
         with locked(self.where.parent):
             records = self._read()
             matches = [i for i, record in enumerate(records.records) if records.digest(record) == digest]

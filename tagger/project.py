@@ -237,7 +237,7 @@ class Project:
         area, annotator, labelled_at, and the abstract's title, text and file (empty where
         the text is not among the abstracts)."""
         from .labelstore import ProjectLabels
-        from .reading import Abstract, abstract_id, read_abstracts
+        from .reading import Abstract, read_abstracts
 
         if not (Path(self.labels) / LABELS_FILE).is_file():
             raise LabelError(
@@ -247,7 +247,7 @@ class Project:
             )
         texts: dict[str, Abstract] = {}
         for abstract in read_abstracts([a for a in self.abstracts if Path(a).exists()], skip_bad=True):
-            texts.setdefault(abstract_id(abstract.text), abstract)
+            texts.setdefault(abstract.digest, abstract)
         rows = []
         for row in ProjectLabels(self.labels, self.abstracts[0]).rows():
             found = texts.get(row["abstract_id"])

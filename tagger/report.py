@@ -112,10 +112,9 @@ def overview_of(
     """The overview of tagged abstracts (:class:`tagger.reading.Abstract` and their
     predictions); ``labels`` maps the digest of a text to its hand label; ``trained``: the
     digests of the texts the model was trained on."""
-    from .reading import abstract_id
 
     labels = labels or {}
-    digests = [abstract_id(a.text) for a in abstracts]
+    digests = [a.digest for a in abstracts]
     columns = {
         "source": [a.source for a in abstracts],
         "position": [a.position for a in abstracts],

@@ -225,3 +225,22 @@ def test_an_abstract_has_one_id_however_its_text_reaches_tagger(raw):
 
     assert abstract_id(raw) == abstract_id(document(raw))  # (the cleaned text the model reads)
     assert abstract_id("a gen-\nerative model") == abstract_id("a generative model")
+
+
+@given(st.text(alphabet="ab -\n\u00ad\t", min_size=1, max_size=30))
+def test_an_abstract_read_from_a_file_carries_the_digest_labels_name_it_by(raw):
+    """Read from a file with ids of its own or without: ``Abstract.digest`` is the one digest
+    of its text (what a label names it by), whatever its id."""
+    import io
+    import json
+
+    from tagger.reading import read_abstracts
+
+    lines = [json.dumps({"id": "mine", "abstract": raw}), json.dumps({"abstract": raw})]
+    if not raw.strip():
+        return
+    read = list(
+        read_abstracts(["-"], stdin=io.BytesIO(("\n".join(lines) + "\n").encode()), input_format="jsonl")
+    )
+    assert [a.digest for a in read] == [abstract_id(raw)] * 2
+    assert read[0].id == "mine" and read[1].id == abstract_id(raw)

@@ -85,6 +85,12 @@ class Abstract(NamedTuple):
         """What the classifier reads: the title (when the file has one) and the abstract."""
         return _with_title(self.title, self.text)
 
+    @property
+    def digest(self) -> str:
+        """The abstract's digest (:func:`abstract_id` of its text), whatever id its file gave
+        it: what labels, the label store and the card name it by."""
+        return abstract_id(self.text)
+
 
 def document(text: str, title: str = "") -> str:
     """What the classifier reads for an abstract and its title from anywhere (a dataframe, a
