@@ -293,7 +293,7 @@ class Model:
                 where=str(weights_path),
                 fix="Restore the folder as it was written, or retrain with 'tagger train'.",
             )
-        key = (data["weights_sha256"], json.dumps(data, sort_keys=True))
+        key = json.dumps(data, sort_keys=True)  # (the card names its weights by their digest, checked above)
         with _recent_lock:
             if (recent := _recent.get(key)) is not None:
                 _recent.move_to_end(key)
@@ -392,12 +392,12 @@ def _require_regular_file(path: Path, what: str, limit: int | None = None) -> No
         )
 
 
-# Models read in this process, by what their files hold (the weights' digest, the card): a
+# Models read in this process, by their card (which names the weights by their digest): a
 # folder read again unchanged, or a copy of it (each `tagger.predict(texts, model=FOLDER)`,
 # each command run in one process), gives the model already read, its lookup tables built,
 # after the files are read and checked again. A few, as each holds its arrays.
 RECENT_MODELS = 3
-_recent: collections.OrderedDict[tuple[str, str], Model] = collections.OrderedDict()
+_recent: collections.OrderedDict[str, Model] = collections.OrderedDict()
 _recent_lock = threading.Lock()
 
 
