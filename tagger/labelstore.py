@@ -36,6 +36,7 @@ from pathlib import Path
 
 from .atomic import atomic_write
 from .errors import LabelError, TaggerWarning
+from .formats import ANSWERS, list_of, split_name
 from .locking import locked
 from .reading import Abstract, Columns, abstract_id, field_names
 from .reading.records import Record
@@ -45,7 +46,6 @@ LABELS_FILE = "labels.csv"
 LABEL_COLUMNS = ("abstract_id", "area", "title", "annotator", "labelled_at")
 WHO = LABEL_COLUMNS[3:]  # who gave each label of labels.csv, and when (UTC)
 LABELLED_ABSTRACTS_FILE = "labelled.jsonl"
-WRITABLE = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl"}
 TITLE_WORDS = 12  # of the abstract, in labels.csv's title column: for people reading the file
 
 
@@ -426,14 +426,14 @@ class LabelledFile:
     def __init__(self, path: str | os.PathLike, columns: Columns | None = None) -> None:
         self.where = Path(path)
         self.columns = columns or Columns()
-        kind = WRITABLE.get(self.where.suffix.lower())
-        if kind is None:
+        form, compression = split_name(self.where)
+        if form is None or not form.answers or compression:
             raise LabelError(
-                "answers can go to a .csv, .tsv or .jsonl file only",
+                f"answers can go to a {list_of(ANSWERS)} file only",
                 where=str(self.where),
                 fix="Convert it to one of those (uncompressed), or give another file with --data.",
             )
-        self.kind: str = kind
+        self.kind: str = form.name
 
     def _read(self) -> RecordFile:
         header = (self.columns.abstract, self.columns.area, self.columns.title, self.columns.id)

@@ -23,12 +23,13 @@ import numpy as np
 
 from .atomic import atomic_write
 from .errors import OutputError
+from .formats import BY_NAME, GZIP, TAGS, list_of, split_name
 from .model import Model
 from .prediction import default_tags, prediction_columns, top_areas
 from .reading import KEEP_ALL, Abstract, format_of
 from .schema import COLUMNS, PREDICTION_COLUMNS, field, probability_columns
 
-FORMATS = ("csv", "jsonl", "parquet")
+FORMATS = TAGS  # (the table of formats: tagger.formats)
 DIGITS = 4  # probabilities are written rounded to this many decimals
 COLUMNS_FROM = 100  # with --keep all, a table's columns are the kept fields of its first rows
 _PROBABILITY_COLUMNS = ("confidence", "runner_up_confidence")
@@ -195,18 +196,17 @@ def format_for(path: str | os.PathLike | None, given: str | None, default: str =
     name."""
     if path in (None, "-") or (Path(str(path)).exists() and not Path(str(path)).is_file()):
         return Target(given or default)  # stdout, a device, a FIFO (a folder: refused when opened)
-    name = Path(str(path)).name.lower()
-    compressed = name.endswith(".gz")
-    suffix = Path(name[: -len(".gz")] if compressed else name).suffix.lstrip(".")
+    form, compression = split_name(path)
+    compressed = compression == GZIP
     if given:
-        return Target(given, compressed and given != "parquet")
-    if suffix in FORMATS and not (compressed and suffix == "parquet"):
-        return Target(suffix, compressed)
+        return Target(given, compressed and not BY_NAME[given].compresses_itself)
+    if form and form.tags and compression in (None, GZIP) and not (compressed and form.compresses_itself):
+        return Target(form.name, compressed)
     raise OutputError(
         f"cannot tell which format to write from the name {Path(str(path)).name!r}"
-        + (" (Parquet compresses itself)" if compressed and suffix == "parquet" else ""),
+        + (" (Parquet compresses itself)" if form and compressed and form.compresses_itself else ""),
         where=str(path),
-        fix="End it in .csv, .jsonl or .parquet (.csv.gz or .jsonl.gz for gzip), or give --format.",
+        fix=f"End it in {list_of(FORMATS)} (.csv.gz or .jsonl.gz for gzip), or give --format.",
     )
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .evaluate import CALIBRATION_BINS, Bins
+from .formats import GZIP, TAGS, list_of, split_name
 from .model import Model
 from .schema import BY_NAME, PREDICTION_COLUMNS, RESERVED, Field
 
@@ -146,10 +147,10 @@ def read_tags(
     digests of its training texts, and ids naming them), whose accuracy is said apart."""
     overview = Overview()
     labels = labels or {}
-    for start, frame, name, label_name in _chunks(path, label_column, chunk_rows):
-        line = start + (2 if name.endswith(".csv") else 1)  # (CSV: after the header)
+    for start, frame, kind, label_name in _chunks(path, label_column, chunk_rows):
+        line = start + (2 if kind == "csv" else 1)  # (CSV: after the header)
 
-        def where(row: int, line: int = line, rows: bool = name.endswith(".parquet")) -> str:
+        def where(row: int, line: int = line, rows: bool = kind == "parquet") -> str:
             return f"{path}:row {line + row}" if rows else f"{path}:{line + row}"
 
         chunk = {column: BY_NAME[column].read(frame[column].tolist(), where) for column in NEEDED}
@@ -178,18 +179,18 @@ def _text(frame, column: str, n: int) -> np.ndarray:
 
 
 def _chunks(path: str, label_column: str | None, chunk_rows: int):
-    """``(row number of the first, frame, lower-case name, label column)`` of each chunk of
+    """``(row number of the first, frame, format, label column)`` of each chunk of
     a tags file, after its columns are checked (the label column: the real name of the one
     ``label_column`` names)."""
     from .errors import InputError
 
-    name = path.lower().removesuffix(".gz")
-    kinds = {".csv": _csv_chunks, ".jsonl": _jsonl_chunks, ".parquet": _parquet_chunks}
-    kind = next((reader for suffix, reader in kinds.items() if name.endswith(suffix)), None)
-    if kind is None:
+    form, compression = split_name(path)
+    kinds = {"csv": _csv_chunks, "jsonl": _jsonl_chunks, "parquet": _parquet_chunks}
+    if form is None or not form.tags or compression not in (None, GZIP):
         raise InputError(
-            "not a file tagger predict writes", where=path, fix="Give its .csv, .jsonl or .parquet output."
+            "not a file tagger predict writes", where=path, fix=f"Give its {list_of(TAGS)} output."
         )
+    kind = kinds[form.name]
     start, checked, renamed = 0, False, None
     try:
         for frame in kind(path, chunk_rows):
@@ -198,7 +199,7 @@ def _chunks(path: str, label_column: str | None, chunk_rows: int):
                 renamed = _label_column(columns, label_column, path) if label_column is not None else None
                 _check_columns(columns, path)
                 checked = True
-            yield start, frame, name, renamed
+            yield start, frame, form.name, renamed
             start += len(frame)
     except FileNotFoundError:
         raise InputError("file not found", where=path, fix="Give the output of tagger predict.") from None

@@ -3,6 +3,7 @@ nothing but the entry point imports the command line (the CLI is a shell over th
 
 import ast
 import functools
+import re
 from pathlib import Path
 
 from conftest import ROOT
@@ -242,3 +243,32 @@ def test_the_label_store_parses_no_file_itself():
     store = (PACKAGE / "labelstore.py").read_text(encoding="utf-8")
     for parse in ("csv.reader", "csv.DictReader", "csv.Sniffer", "json.loads", "json.load(", "JSONDecoder"):
         assert parse not in store, parse
+
+
+EXTENSION = re.compile(r"^\.(txt|csv|tsv|jsonl|json|parquet|bib|ris|xlsx|xls|atom|xml|nbib|gz|bz2|xz|zst)$")
+
+
+def extension_literals(source: str) -> list[str]:
+    """The file extensions ``source`` spells as a string of their own (a key, a comparison):
+    what a format is, and what may be done with it, is the table's (tagger/formats.py)."""
+    return [
+        node.value
+        for node in ast.walk(parsed(source))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and EXTENSION.match(node.value)
+    ]
+
+
+def test_one_table_of_formats_by_extension():
+    """Reading, writing tags, the report and the label store ask tagger.formats what a
+    name's extension means; none keeps its own map (three did, and disagreed)."""
+    found = {
+        name: spelled
+        for name, path in modules().items()
+        if name != "tagger.formats" and (spelled := extension_literals(path.read_text(encoding="utf-8")))
+    }
+    assert not found, found
+
+
+def test_the_format_check_finds_an_extension_map():
+    assert extension_literals('kinds = {".csv": 1}\nname.endswith(".gz")') == [".csv", ".gz"]
+    assert extension_literals('fix = "End it in .csv"\nx = "csv"') == []

@@ -31,6 +31,8 @@ from typing import IO, cast
 
 from .._version import install_hint
 from ..errors import InputError
+from ..formats import COMPRESSIONS, compression_of, format_of, split_name
+from ..formats import READ as FORMATS
 from ..text import MAX_ABSTRACT_CHARS
 from .abstracts import KEEP_ALL, Abstract, Columns, abstract_id, document, normalise_whitespace
 from .exports import (
@@ -41,18 +43,7 @@ from .exports import (
     read_wos_records,
     read_xlsx_records,
 )
-from .files import (
-    COMPRESSIONS,
-    FORMAT_LIST,
-    FORMATS,
-    STDIN,
-    STDIN_NAME,
-    compression_of,
-    display_name,
-    find_files,
-    format_of,
-    open_file,
-)
+from .files import FORMAT_LIST, STDIN, STDIN_NAME, display_name, find_files, open_file
 from .pieces import FileEnd, FileInPieces, PieceTask, abstracts_of_records
 from .records import (
     DELIMITERS,
@@ -241,28 +232,12 @@ def _read_files(
                 )
 
 
-# What a file's name says it is, in the words of a note: formats read by other names, and
-# formats tagger does not read.
-NAMED_FORMATS = {
-    ".bib": "BibTeX",
-    ".ris": "RIS",
-    ".xlsx": "Excel",
-    ".xls": "Excel 97",
-    ".xml": "XML",
-    ".nbib": "PubMed",
-}
-
-
 def _note_forced_format(path: Path, options: ReadOptions) -> None:
     """A note when ``--input-format`` reads a file as another format than its name says."""
-    forced, named = options.input_format, format_of(path)
-    if forced is None or forced == named:
-        return
-    suffix = path.suffix.lower()
-    said = NAMED_FORMATS.get(suffix, named)
-    if said:
+    forced, (form, _) = options.input_format, split_name(path)
+    if forced is not None and form is not None and forced != form.name:
         options.report.notes.append(
-            f"{display_name(path)}: read as {forced} (--input-format), though its name says {said}"
+            f"{display_name(path)}: read as {forced} (--input-format), though its name says {form.said}"
         )
 
 

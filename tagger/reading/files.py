@@ -3,11 +3,9 @@ opening it through its decompressor."""
 
 from __future__ import annotations
 
-import bz2
 import errno
-import gzip
+import importlib
 import io
-import lzma
 import os
 import stat
 import zlib
@@ -16,14 +14,8 @@ from pathlib import Path
 from typing import IO, cast
 
 from ..errors import InputError
+from ..formats import COMPRESSIONS, READ, compression_of, format_of
 from .source import ReadReport, bad_record
-
-FORMATS = ("txt", "csv", "tsv", "jsonl", "json", "parquet", "bib", "ris", "xlsx", "atom", "xml")
-
-
-# Compressed files are read through these (the format is the extension before theirs).
-COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma", ".zst": "zstandard"}
-
 
 STDIN = "-"
 
@@ -31,19 +23,7 @@ STDIN = "-"
 STDIN_NAME = "<stdin>"
 
 
-FORMAT_LIST = f".{', .'.join(FORMATS)} (compressed too)"
-
-
-def format_of(path: Path) -> str | None:
-    """The format a file name says (``papers.csv.gz`` is a compressed ``csv``)."""
-    name = path.name.lower()
-    name = name[: -len(compression)] if (compression := compression_of(name)) else name
-    suffix = Path(name).suffix.lstrip(".")
-    return suffix if suffix in FORMATS else None
-
-
-def compression_of(name: str) -> str | None:
-    return next((suffix for suffix in COMPRESSIONS if name.lower().endswith(suffix)), None)
+FORMAT_LIST = f".{', .'.join(READ)} (compressed too)"
 
 
 def find_files(paths: Iterable[str | os.PathLike], report: ReadReport, skip_bad: bool = False) -> list[Path]:
@@ -141,12 +121,8 @@ def open_file(path: Path) -> IO[bytes]:
     compression = compression_of(path.name)
     if compression is None:
         return open(path, "rb")
-    if compression == ".gz":
-        return cast(IO[bytes], gzip.open(path, "rb"))
-    if compression == ".bz2":
-        return bz2.open(path, "rb")
-    if compression == ".xz":
-        return lzma.open(path, "rb")
+    if COMPRESSIONS[compression] != "zstandard":  # (gzip, bz2 and lzma open alike)
+        return cast(IO[bytes], importlib.import_module(COMPRESSIONS[compression]).open(path, "rb"))
     try:
         import zstandard
     except ImportError:
