@@ -309,7 +309,8 @@ def test_train_search_chooses_anew(tmp_path, capsys):
 
     data, folder = labelled_file(tmp_path, n_per_area=12), tmp_path / "model"
     plan = SMALL.with_grid({"C": (0.01, 10.0), "ngram_max": (1,)})
-    training.train(read_labelled_file(data), run=training.Run(plan=plan)).save(folder)  # a model that searched
+    searched = training.train(read_labelled_file(data), run=training.Run(plan=plan))
+    searched.save(folder)
     status, _, err = run(capsys, "train", "--data", data, "--model", folder)
     assert status == 0 and "kept the settings the previous model chose (reused" in err
     status, _, err = run(capsys, "train", "--data", data, "--model", folder, "--search")
