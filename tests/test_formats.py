@@ -110,6 +110,21 @@ def test_bad_json_array_elements_are_bad_records(tmp_path):
         read(path)
 
 
+def test_a_json_array_is_read_as_faithfully_as_json_lines(tmp_path):
+    """What keeps the JSON array reader on Python's own decoder (not ijson, whose C backend
+    turns a lone surrogate into "?" and refuses integers past 64 bits): a long number is an
+    id like any other, and half a character is a bad record on its line, never a changed text."""
+    path = tmp_path / "a.json"
+    path.write_text('[\n  {"id": 123456789012345678901234567890, "abstract": "Robots grasp cups."}\n]\n')
+    assert read(path) == [("123456789012345678901234567890", "Robots grasp cups.", "")]
+    path.write_text('[\n  {"abstract": "Robots grasp cups."},\n  {"abstract": "A half \\ud800 here."}\n]\n')
+    report = ReadReport()
+    assert [a.text for a in read_abstracts([path], skip_bad=True, report=report)] == ["Robots grasp cups."]
+    assert [line.split(": ")[0] for line in report.skipped] == [
+        f"{path}:3"
+    ] and "surrogate" in report.skipped[0]
+
+
 COMPRESS = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}
 
 
