@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .text import join_broken_words
+from .text import join_broken_words, kept_by_joining
 
 # Function words that say nothing about a research area. Written for this project; kept
 # short on purpose: words such as "learning", "model" or "data" are left to IDF weighting.
@@ -104,6 +104,51 @@ def _may_hold_link(lowered: str) -> bool:
     return "://" in lowered or "www." in lowered or "@" in lowered
 
 
+def word_spans(text: str) -> list[tuple[str, int, int]]:
+    """The words of ``text``, exactly as :func:`words` gives them, each with the offsets in
+    ``text`` of the characters it was read from (a broken word spans its hyphen and line end).
+    The same steps, each tracking where every character came from: words joined, NFKC and
+    lower case a character at a time where that gives what the whole text gives (else a run
+    between spaces at a time, else the whole text as one place), LaTeX commands and links
+    blanked (not removed: the offsets stay), then ``\\w+``. Slower than :func:`words`: for
+    showing terms, not for tagging."""
+    joined: list[str] = []
+    origin: list[tuple[int, int]] = []  # of each character of the text being analysed
+    for start, end in kept_by_joining(text):
+        joined.append(text[start:end])
+        origin += [(i, i + 1) for i in range(start, end)]
+    lowered, origin = _lowered_with_origin("".join(joined), origin)
+    if _may_hold_latex(lowered) or _may_hold_link(lowered):
+        blanked = _LATEX.sub(lambda m: " " * len(m.group()), lowered)
+        lowered = _LINK.sub(lambda m: " " * len(m.group()), blanked)
+    return [(m.group(), origin[m.start()][0], origin[m.end() - 1][1]) for m in _WORD.finditer(lowered)]
+
+
+def _lowered_with_origin(text: str, origin: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+    """``text`` NFKC-normalised (when not ASCII) and lower-cased as :func:`words` does it,
+    with the origin of each character of the result (see :func:`word_spans`)."""
+
+    def change(part: str) -> str:
+        return (part if part.isascii() else unicodedata.normalize("NFKC", part)).lower()
+
+    whole = change(text)
+    if text.isascii() or (len(whole) == len(text) and whole == "".join(map(change, text))):
+        return whole, origin  # (one character for one: ASCII, and most text)
+    runs = [m.span() for m in re.finditer(r"\s+|\S+", text)]
+    if whole == "".join(change(text[a:b]) for a, b in runs):
+        pieces = [(change(text[a:b]), a, b) for a, b in runs]
+    else:
+        pieces = [(whole, 0, len(text))]
+    out: list[tuple[int, int]] = []
+    for changed, a, b in pieces:
+        by_character = [change(c) for c in text[a:b]]
+        if "".join(by_character) == changed:
+            out += [origin[i] for i, c in zip(range(a, b), by_character) for _ in c]
+        else:
+            out += [(origin[a][0], origin[b - 1][1])] * len(changed)
+    return whole, out
+
+
 def is_term(word: str) -> bool:
     """Whether a word can be a feature: two characters or more, not a stop word, not a number."""
     return len(word) > 1 and word not in STOP_WORDS and not word.isdigit()
@@ -122,23 +167,14 @@ class TextAnalyzer:
             raise ValueError(f"ngram_max must be 1 or 2, not {self.ngram_max!r}")
 
     def spans(self, text: str) -> list[tuple[str, list[tuple[int, int]]]]:
-        """Each term of ``text`` as :meth:`__call__` makes them (stop words left out before
-        pairing, other non-terms separating pairs), with the character offsets in ``text`` of
-        the words it is made of: where to show it (the labelling page's highlights). Words
-        are found as the analyser finds them, each read as it reads one (NFKC, lower case)."""
-        found = [
-            (unicodedata.normalize("NFKC", match.group()).lower(), match.start(), match.end())
-            for match in _WORD.finditer(text)
-        ]
-        found = [(word, start, end) for word, start, end in found if word not in STOP_WORDS]
+        """The terms of ``text``, exactly as :meth:`__call__` gives them, each with the
+        character offsets in ``text`` of the words it is made of (:func:`word_spans`): where
+        to show it (the labelling page's highlights)."""
+        found = [(word, start, end) for word, start, end in word_spans(text) if word not in STOP_WORDS]
         keep = [is_term(word) for word, _, _ in found]
         terms = [(word, [(start, end)]) for (word, start, end), kept in zip(found, keep) if kept]
         if self.ngram_max == 2:
-            terms += [
-                (f"{first[0]} {second[0]}", [first[1:], second[1:]])
-                for (first, first_kept), (second, second_kept) in itertools.pairwise(zip(found, keep))
-                if first_kept and second_kept
-            ]
+            terms += [(f"{a[0]} {b[0]}", [a[1:], b[1:]]) for a, b in _pairs(found, keep)]
         return terms
 
     def __call__(self, text: str) -> list[str]:
@@ -152,12 +188,17 @@ class TextAnalyzer:
         terms = [word for word, kept in zip(found, keep) if kept]
         single = len(terms)
         if self.ngram_max == 2:
-            terms += [
-                f"{first} {second}"
-                for (first, first_kept), (second, second_kept) in itertools.pairwise(zip(found, keep))
-                if first_kept and second_kept
-            ]
+            terms += [f"{first} {second}" for first, second in _pairs(found, keep)]
         return Analysis(terms, single, len(found))
+
+
+def _pairs(found: Sequence, keep: list[bool]) -> list[tuple]:
+    """The neighbours in ``found`` (words left after stop words) that are both terms."""
+    return [
+        (first, second)
+        for (first, kept), (second, also) in itertools.pairwise(zip(found, keep))
+        if kept and also
+    ]
 
 
 class Analysis(NamedTuple):

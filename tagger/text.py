@@ -24,11 +24,30 @@ SOFT_HYPHEN = "\u00ad"
 
 def join_broken_words(text: str) -> str:
     """``text`` with words broken at line ends joined and soft hyphens dropped."""
-    if "\n" in text and ("-\n" in text or "-\r\n" in text or "- \n" in text or "-\t\n" in text):
+    if _may_break_words(text):
         text = _LINE_END_HYPHEN.sub(r"\1", text)
     if not text.isascii() and SOFT_HYPHEN in text:
         text = text.replace(SOFT_HYPHEN, "")
     return text
+
+
+def kept_by_joining(text: str) -> list[tuple[int, int]]:
+    """The ranges of ``text`` that :func:`join_broken_words` keeps, in order (what it drops:
+    a broken word's hyphen and line end, soft hyphens): where each character of its result
+    comes from, for showing a word where it stands in the text."""
+    dropped = [(m.end(1), m.end()) for m in _LINE_END_HYPHEN.finditer(text)] if _may_break_words(text) else []
+    if not text.isascii() and SOFT_HYPHEN in text:
+        dropped = sorted(dropped + [(i, i + 1) for i, c in enumerate(text) if c == SOFT_HYPHEN])
+    kept, at = [], 0
+    for start, end in dropped:
+        if start > at:
+            kept.append((at, start))
+        at = max(at, end)
+    return [*kept, (at, len(text))] if at < len(text) else kept
+
+
+def _may_break_words(text: str) -> bool:
+    return "\n" in text and ("-\n" in text or "-\r\n" in text or "- \n" in text or "-\t\n" in text)
 
 
 def too_long(size: int, where: str) -> InputError | None:

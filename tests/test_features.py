@@ -221,3 +221,46 @@ def test_a_text_taken_as_plain_splits_like_the_definition(text):
     if lowered is not None:
         spaced = lowered.encode().translate(_ASCII_SPACES).decode()
         assert spaced.split(" ") and [w for w in spaced.split(" ") if w] == words(text)
+
+
+marked_text = st.lists(
+    st.one_of(
+        st.sampled_from(
+            [
+                *HOSTILE,
+                "\\textbf{graph} neural",
+                "code https://github.com/x/y graph",
+                "gen-\nerative model",
+                "a gen-\n  erative",
+                "soft\u00adhyphen",
+                "ΟΔΟΣ Σίσυφος",
+                "İstanbul",
+                "\uff27\uff21\uff2e",
+                "½ ² ㎏",
+                " ",
+                "\n",
+                "-",
+            ]
+        ),
+        st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=12),
+        st.sampled_from(["neural", "network", "the", "of", "3", "graph"]),
+    ),
+    max_size=20,
+).map("".join)
+
+
+@given(marked_text, st.sampled_from([1, 2]))
+@example("\\textbf graph and code https://x.org here gen-\nerative model", 2)
+@example("İstanbul ΟΔΟΣ ½", 2)
+def test_the_page_finds_the_terms_the_model_reads_and_where_they_are(text, ngram_max):
+    """TextAnalyzer.spans (where the page marks terms) gives the very terms the analyser
+    gives, in order, over LaTeX, links, broken words and any Unicode: it once paired words
+    across what the model drops ("textbf graph", "code https", "gen" + "erative")."""
+    analyzer = TextAnalyzer(ngram_max=ngram_max)
+    spans = analyzer.spans(text)
+    assert [term for term, _ in spans] == analyzer(text)
+    for term, places in spans:
+        assert len(places) == len(term.split(" "))
+        for (start, end), word in zip(places, term.split(" ")):
+            assert 0 <= start < end <= len(text)
+            assert word in words(text[start:end])  # the characters it was read from
