@@ -226,8 +226,13 @@ class Fitted(NamedTuple):
         """The TF-IDF matrix of ``texts``."""
         return matrix(self.corpus, self.vocabulary, texts)
 
+    def terms(self) -> list[str]:
+        """The features' terms, in column order."""
+        return [self.corpus.names[t] for t in self.vocabulary.terms.tolist()]
+
     def pipeline(self, settings: TrainingSettings, areas: int):
-        """The same as scikit-learn's pipeline, TfidfVectorizer + LogisticRegression."""
+        """The same as scikit-learn's pipeline, TfidfVectorizer + LogisticRegression (for
+        comparisons: the model is exported from this fit itself, see tagger.training.export)."""
         from sklearn.pipeline import Pipeline
 
         vectorizer = _vectorizer(settings, areas)
@@ -251,5 +256,6 @@ def fit(training_set: TrainingSet, settings: TrainingSettings, corpus: Corpus | 
 
 def fit_pipeline(training_set: TrainingSet, settings: TrainingSettings, corpus: Corpus | None = None):
     """The scikit-learn pipeline the saved model reproduces: TfidfVectorizer +
-    LogisticRegression, fitted on the training set's documents (see :func:`fit`)."""
+    LogisticRegression, fitted on the training set's documents (see :func:`fit`). For
+    comparing with scikit-learn (tests, benchmarks); training exports :class:`Fitted` itself."""
     return fit(training_set, settings, corpus).pipeline(settings, len(training_set.slugs))

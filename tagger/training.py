@@ -8,7 +8,7 @@ Training is a short pipeline::
               choose_settings)
       -> out-of-fold scores of the labelled abstracts      (out_of_fold_scores)
       -> temperature, figures, review threshold            (calibrate)
-      -> one fit on everything                             (fit_pipeline)
+      -> one fit on everything                             (fit)
       -> arrays and card                                   (export, model_card)
 
 :func:`cross_validate` runs the first three steps (``tagger evaluate`` stops there);
@@ -58,8 +58,9 @@ from .corpus import Corpus
 from .errors import LabelError, TaggerWarning
 from .features import TextAnalyzer
 from .fitting import (
+    Fitted,
     documents,
-    fit_pipeline,
+    fit,
     make_classifier,
     matrix,
     one_blas_thread,
@@ -728,7 +729,7 @@ def train(
             f"{len(learnt.texts):,}",
             f"{len(learnt.slugs):,}",
         )
-        final["pipeline"] = fit_pipeline(learnt, chosen, run.corpus)
+        final["fitted"] = fit(learnt, chosen, run.corpus)
 
     # The final fit is made here while the workers cross-validate.
     training_set, validation, record = validate(training_set, settings, unlabelled, run, meanwhile=fit_final)
@@ -737,9 +738,8 @@ def train(
     if new := [position[i] for i in new_since(training_set, run.since) if i in position]:
         figures = NewLabels(len(new), round(float(validation.correct[new].mean()), 4))
         validation = replace(validation, evaluation=replace(validation.evaluation, new_labels=figures))
-    pipeline = final["pipeline"]
-    n_features = len(pipeline.named_steps["tfidf"].vocabulary_)
-    return export(pipeline, model_card(training_set, validation, n_features, record))
+    fitted = final["fitted"]
+    return export(fitted, model_card(training_set, validation, len(fitted.vocabulary.terms), record))
 
 
 def descriptions_model(areas: tuple[Area, ...]) -> Model:
@@ -752,7 +752,7 @@ def descriptions_model(areas: tuple[Area, ...]) -> Model:
         areas=areas, texts=(), labels=(), ids=(), use_descriptions=True, origin="the areas' descriptions"
     )
     settings = default_settings(use_descriptions=True)
-    pipeline = fit_pipeline(training_set, settings)
+    fitted = fit(training_set, settings)
     none = Evaluation(
         scheme="none: no hand labels yet", labelled_abstracts=0, accuracy=0.0, macro_f1=0.0, ece=0.0,
         per_area={}, confusion={"areas": [a.slug for a in areas], "counts": []}, possible_label_errors=(),
@@ -768,8 +768,7 @@ def descriptions_model(areas: tuple[Area, ...]) -> Model:
             threshold=1.0, target_accuracy=settings.review_accuracy, share_flagged=1.0, accuracy_unflagged=0.0
         ),
     )
-    n_features = len(pipeline.named_steps["tfidf"].vocabulary_)
-    return export(pipeline, model_card(training_set, validation, n_features))
+    return export(fitted, model_card(training_set, validation, len(fitted.vocabulary.terms)))
 
 
 def model_card(
@@ -801,15 +800,14 @@ def model_card(
     )
 
 
-def export(pipeline, card: ModelCard) -> Model:
-    """The numpy :class:`Model` that computes what ``pipeline`` computes, with the card's
-    areas in the card's order."""
-    vectorizer, classifier = pipeline.named_steps["tfidf"], pipeline.named_steps["classifier"]
-    coef, intercept = linear_weights(classifier, card.slugs)
-    vocabulary = sorted(vectorizer.vocabulary_, key=vectorizer.vocabulary_.get)
+def export(fitted: Fitted, card: ModelCard) -> Model:
+    """The numpy :class:`Model` of a fitted vocabulary and classifier (what scikit-learn's
+    pipeline of the same fit computes), with the card's areas in the card's order."""
+    coef, intercept = linear_weights(fitted.classifier, card.slugs)
+    vocabulary = fitted.terms()
     if card.n_features != len(vocabulary):
-        raise ValueError(f"the card says {card.n_features} features, the pipeline has {len(vocabulary)}")
-    return Model(card, vocabulary, vectorizer.idf_, coef, intercept)
+        raise ValueError(f"the card says {card.n_features} features, the fit has {len(vocabulary)}")
+    return Model(card, vocabulary, fitted.vocabulary.idf, coef, intercept)
 
 
 def _versions() -> dict:

@@ -11,7 +11,7 @@ from tagger import load_model, train
 from tagger.calibration import capped, softmax
 from tagger.card import Calibration, ModelCard
 from tagger.errors import UsageError
-from tagger.fitting import fit_pipeline
+from tagger.fitting import fit
 from tagger.labels import Area, TrainingSet, read_labelled_file
 from tagger.plan import Plan
 from tagger.reading import read_abstracts
@@ -70,10 +70,12 @@ def test_the_card_describes_the_training(shipped):
 
 @pytest.fixture(scope="module")
 def pipeline_and_model(labelled_sample, shipped):
-    pipeline = fit_pipeline(labelled_sample, shipped.card.settings)
-    n_features = len(pipeline.named_steps["tfidf"].vocabulary_)
-    card = dataclasses.replace(shipped.card, calibration=Calibration("none", 1.0), n_features=n_features)
-    model = export(pipeline, card)
+    fitted = fit(labelled_sample, shipped.card.settings)
+    card = dataclasses.replace(
+        shipped.card, calibration=Calibration("none", 1.0), n_features=len(fitted.vocabulary.terms)
+    )
+    model = export(fitted, card)
+    pipeline = fitted.pipeline(shipped.card.settings, len(labelled_sample.slugs))  # (scikit-learn's)
     columns = [list(pipeline.classes_).index(area) for area in model.areas]  # scikit-learn sorts areas
     return pipeline, model, columns
 

@@ -32,7 +32,7 @@ from devdata import document as conference_document
 from tagger import training
 from tagger.calibration import PROBE_WORDS, Scores
 from tagger.evaluate import expected_calibration_error
-from tagger.fitting import fit_pipeline
+from tagger.fitting import fit
 from tagger.labels import load_training_set
 from tagger.plan import PLAN
 from tagger.reading import abstract_id
@@ -72,15 +72,15 @@ def main() -> None:
     docs, truth = [conference_document(r) for r in rows], np.array([r["area"] for r in rows])
     for text in options.settings or ["abstract_weight=0.03"]:
         settings = parse_settings(text)
-        pipeline = fit_pipeline(training_set, settings)
-        features = len(pipeline.named_steps["tfidf"].vocabulary_)
+        fitted = fit(training_set, settings)
+        features = len(fitted.vocabulary.terms)
         grouped = [(np.flatnonzero(groups != g), np.flatnonzero(groups == g)) for g in np.unique(groups)]
         for name, splits in (("stratified", training.folds(training_set)[1]), (f"by {options.by}", grouped)):
             started = time.perf_counter()
             validation = training.calibrate(
                 training_set, settings, out_of_fold(training_set, settings, splits)
             )
-            model = training.export(pipeline, training.model_card(training_set, validation, features, None))
+            model = training.export(fitted, training.model_card(training_set, validation, features, None))
             predictions = model.predict(docs)
             confidence = np.array([p.confidence for p in predictions])
             right = np.array([p.area for p in predictions]) == truth
