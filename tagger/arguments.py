@@ -9,7 +9,7 @@ from typing import NoReturn
 
 from . import __version__, output, reading
 from .errors import UsageError
-from .project import DEFAULT_MODEL_DIR
+from .shipped import DEFAULT_MODEL_DIR
 from .workers import default_jobs as batch_jobs
 
 

@@ -19,7 +19,7 @@ from . import arguments, feedback, output, reading
 from .errors import InputError, TaggerError, UsageError
 from .prediction import COLUMNS as PREDICTION_COLUMNS
 from .prediction import NO_AREA
-from .project import DEFAULT_MODEL_DIR, Project
+from .project import Project
 from .schema import located
 from .workers import default_jobs as batch_jobs
 
@@ -418,7 +418,7 @@ def _train(args: argparse.Namespace) -> int:
 
     project = _project(args)
     project.check_writable()
-    training_set, pile, _ = project.recipe(args.unlabelled)
+    training_set, pile = project.recipe(args.unlabelled)
     texts = [] if args.data else [a.document for a in reading.read_abstracts(args.abstracts)]
     with feedback.stages():
         done = project.retrain(texts, unlabelled=pile, search=args.search, training_set=training_set)
@@ -468,11 +468,8 @@ def _say_if_reused(chosen) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
     from .evaluate import format_json, format_report, require_matplotlib, write_plots
-    from .plan import PLAN
-    from .training import Run, validate
+    from .training import validate
 
     if args.plots:
         require_matplotlib()  # before minutes of work, not after
@@ -480,8 +477,9 @@ def _evaluate(args: argparse.Namespace) -> int:
         with feedback.stages():
             evaluation, review, confidence, correct = _test_model(args)
     else:
-        training_set, pile, previous = _project(args).recipe(args.unlabelled, DEFAULT_MODEL_DIR)
-        run = Run(plan=replace(PLAN, search=args.search), previous=previous.card if previous else None)
+        project = _project(args)
+        training_set, pile = project.recipe(args.unlabelled)
+        run = project.run(project.replaced(training_set), search=args.search)
         with feedback.stages():
             _, validation, _ = validate(training_set, unlabelled=pile, run=run)
         _say_if_reused(validation.selection)

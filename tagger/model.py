@@ -36,9 +36,8 @@ from .errors import ModelError, UsageError
 from .features import TfidfFeatures
 from .locking import locked
 from .prediction import Prediction, predictions
-from .shipped import shipped_path
+from .shipped import CARD_FILE, default_model_folder, shipped_path
 
-CARD_FILE = "model.json"
 ARRAYS = ("vocabulary", "idf", "coef", "intercept")
 
 
@@ -540,5 +539,37 @@ def _shipped_model() -> Model:
 
 
 def load_model(directory: str | os.PathLike | None = None) -> Model:
-    """The model in ``directory``; the shipped model (loaded once, then cached) by default."""
-    return _shipped_model() if directory is None else Model.load(directory)
+    """The model in ``directory``; without one, the model in ``./models`` when it holds one,
+    else the shipped model (:func:`default_model_folder`: the command line's rule). A folder
+    read before and unchanged since (each of its files the same by size, time and inode)
+    gives the model read then, without reading 30 MB again; :meth:`Model.load` always reads."""
+    directory = directory if directory is not None else default_model_folder()
+    if directory is None:
+        return _shipped_model()
+    real, signature = os.path.realpath(directory), _folder_signature(directory)
+    with _recent_lock:
+        seen = _unchanged.get(real)
+    if seen is not None and signature is not None and seen[0] == signature:
+        return seen[1]
+    model = Model.load(directory)
+    if signature is not None:
+        with _recent_lock:
+            _unchanged[real] = (signature, model)
+            while len(_unchanged) > RECENT_MODELS:
+                _unchanged.pop(next(iter(_unchanged)))
+    return model
+
+
+def _folder_signature(directory: str | os.PathLike) -> tuple | None:
+    """What changes when any file of a folder is written, replaced, added or removed."""
+    try:
+        with os.scandir(os.fspath(directory)) as entries:
+            found = [(e.name, e.inode(), e.stat(follow_symlinks=False)) for e in entries]
+    except OSError:
+        return None
+    return tuple(
+        sorted((name, inode, st.st_size, st.st_mtime_ns, st.st_ctime_ns) for name, inode, st in found)
+    )
+
+
+_unchanged: dict[str, tuple[tuple, Model]] = {}  # real folder -> its signature when read, the model

@@ -19,7 +19,7 @@ from .errors import LabelError, UsageError
 from .labels import AREAS_FILE
 from .labelstore import LABEL_COLUMNS, LABELS_FILE
 from .reading import Columns
-from .shipped import shipped_path
+from .shipped import CARD_FILE, DEFAULT_MODEL_DIR, default_model_folder, shipped_path
 
 NOTE_FILE = "TAGGER.txt"
 NOTE = """\
@@ -133,9 +133,6 @@ def _cannot(error: OSError, where: Path) -> UsageError:
     )
 
 
-DEFAULT_MODEL_DIR = "models"  # where train saves, and the model a command uses when it holds one
-
-
 @dataclass(frozen=True)
 class Project:
     """Where a command's taxonomy, labels, texts and model are, and the decisions that follow:
@@ -157,11 +154,7 @@ class Project:
     def model_folder(self) -> str | None:
         """The folder of the model that tags: the one given, else ``./models`` when it holds
         a model, else None (the shipped model)."""
-        from .model import CARD_FILE
-
-        if self.model_dir is None and (Path(DEFAULT_MODEL_DIR) / CARD_FILE).is_file():
-            return DEFAULT_MODEL_DIR
-        return self.model_dir
+        return self.model_dir if self.model_dir is not None else default_model_folder()
 
     @property
     def save_to(self) -> str:
@@ -194,8 +187,6 @@ class Project:
         """The folders of this project that no output may go into, each with what it holds:
         the taxonomy and hand labels, the labelled abstracts' texts (where a taxonomy or
         labels are), and a folder that holds a model (the one saved to, the one tagging)."""
-        from .model import CARD_FILE
-
         labels = Path(self.labels)
         folders: list[tuple[Path, str]] = []
         if (labels / AREAS_FILE).is_file() or (labels / LABELS_FILE).is_file():
@@ -335,34 +326,52 @@ class Project:
 
     # -- training ----------------------------------------------------------------------------
 
-    def recipe(self, unlabelled=None, previous_from: str | None = None):
-        """What train runs and evaluate measures: the training set, the pile (the abstracts
-        of ``unlabelled`` paths, or None) and the model in ``previous_from`` that a retrain
-        replaces (None when there is none)."""
+    def recipe(self, unlabelled=None):
+        """What train runs and evaluate measures: the training set, and the pile (the
+        abstracts of ``unlabelled`` paths, or None)."""
         from .reading import read_abstracts
-        from .retraining import previous_model
 
         pile = [a.document for a in read_abstracts(unlabelled)] if unlabelled else None
-        return self.training_set(), pile, previous_model(previous_from) if previous_from else None
+        return self.training_set(), pile
+
+    def replaced(self, training_set):
+        """The model a retrain here replaces: the one in :attr:`save_to`; with none saved
+        there yet, the model that tagged until now (``./models``, else the shipped one) when
+        it has the same areas (a new project's first retrain replaces the shipped model);
+        else None. Its searched settings are kept while the labels changed little."""
+        from .model import load_model
+        from .retraining import previous_model
+
+        previous = previous_model(self.save_to)
+        if previous is None and not self.data and (before := load_model()).areas == training_set.slugs:
+            previous = before
+        return previous
+
+    def run(self, previous=None, search: bool = False, corpus=None):
+        """How a retrain or an evaluation here runs (:class:`tagger.training.Run`): the plan
+        (searching anew with ``search``), the texts analysed already (``corpus``), and the
+        card of the ``previous`` model (see :meth:`replaced`)."""
+        from .corpus import Corpus
+        from .plan import PLAN
+        from .training import Run
+
+        card = previous.card if previous is not None else None
+        plan = replace(PLAN, search=search)
+        return Run(plan=plan, corpus=corpus if corpus is not None else Corpus(), previous=card, since=card)
 
     def retrain(
         self, texts: list[str], *, unlabelled=None, search: bool = False, training_set=None, corpus=None
     ):
         """Train on the labels (``training_set``: read already), save into :attr:`save_to`,
-        and compare with the model there (see :func:`tagger.retraining.retrain`); ``texts``:
+        and compare with the model replaced (see :func:`tagger.retraining.retrain`); ``texts``:
         abstracts to count changes on; ``corpus``: the texts the last retrain analysed."""
-        from .corpus import Corpus
-        from .model import load_model
-        from .plan import PLAN
         from .retraining import retrain
-        from .training import Run
 
         if training_set is None:
             training_set = self.training_set()
-        run = Run(plan=replace(PLAN, search=search), corpus=corpus if corpus is not None else Corpus())
-        # with no model saved there yet, the model that tagged until now, the shipped one, is replaced
-        replaces = load_model if not self.data else None
-        return retrain(training_set, self.save_to, texts, unlabelled=unlabelled, run=run, replaces=replaces)
+        previous = self.replaced(training_set)
+        run = self.run(previous, search, corpus)
+        return retrain(training_set, self.save_to, texts, unlabelled=unlabelled, run=run, previous=previous)
 
 
 def _refuse_other_areas(model, labels: dict[str, str], data: str) -> None:

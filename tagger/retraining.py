@@ -7,7 +7,6 @@ the labelling page's retrain button (:mod:`tagger.web`).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from . import training
@@ -50,18 +49,14 @@ def retrain(
     *,
     unlabelled: list[str] | None = None,
     run: training.Run | None = None,
-    replaces: Callable[[], Model] | None = None,
+    previous: Model | None = None,
 ) -> Retrained:
-    """Train on ``training_set`` (with the pile ``unlabelled``), keeping the settings the
-    model in ``folder`` chose unless the run's plan searches anew; save the new model there;
-    compare it with the old one, on its figures and on how many of ``texts`` change area.
-    ``run``: the plan and the texts analysed by the last retrain (:class:`tagger.training.Run`;
-    the model replaced is found here). ``replaces``: loads the model that
-    tagged until now, asked only when ``folder`` holds none (a new project's first retrain
-    replaces the shipped model): it stands for the model before when it has the same areas."""
-    previous = previous_model(folder)
-    if previous is None and replaces is not None and (before := replaces()).areas == training_set.slugs:
-        previous = before
+    """Train on ``training_set`` (with the pile ``unlabelled``) as ``run`` says (its plan; the
+    card of the ``previous`` model, whose searched settings are kept unless the plan searches
+    anew; the texts analysed by the last retrain: :class:`tagger.training.Run`), save the new
+    model in ``folder``, and compare it with ``previous`` (the model it replaces: see
+    :meth:`tagger.project.Project.replaced`), on its figures and on how many of ``texts``
+    change area."""
     card = previous.card if previous is not None else None
     run = replace(run if run is not None else training.Run(), previous=card, since=card)
     model = training.train(training_set, unlabelled=unlabelled, run=run)

@@ -180,3 +180,43 @@ def test_train_settings_of_another_kind_is_one_clear_error():
         TaggerError, match=r"settings takes a TrainingSettings, not a dict\. Pass tagger\.TrainingSettings"
     ):
         tagger.train(["a", "b"], ["x", "y"], settings={"C": 1.0})
+
+
+def test_python_tags_with_the_model_the_command_line_uses(tmp_path, monkeypatch, capsys, seed_model, shipped):
+    """One rule for which model tags, from the command line and from Python alike: the one
+    given, else ./models of the folder you run in when it holds one (what tagger train writes
+    there), else the shipped model. A model saved there later is the one the next call uses."""
+    import pandas as pd
+    from conftest import run
+
+    text = "Robots learn to grasp cups from human video with a two-finger gripper."
+    monkeypatch.chdir(tmp_path)
+    assert tagger.predict(text) == shipped.predict(text)  # no ./models: the shipped model
+    seed_model.save(tmp_path / "models")
+    ours = seed_model.predict(text)
+    assert ours.confidence != shipped.predict(text).confidence  # (two models told apart)
+    assert tagger.predict(text) == ours and tagger.predict([text]) == [ours]
+    assert tagger.tag_dataframe(pd.DataFrame({"abstract": [text]}))["confidence"].tolist() == [
+        ours.confidence
+    ]
+    assert tagger.load_model().card == seed_model.card
+    (tmp_path / "one.txt").write_text(text + "\n")
+    status, out, err = run(capsys, "predict", "one.txt")
+    assert status == 0 and f"{ours.confidence:.4f}" in out and "model: models/" in err
+    shipped.save(tmp_path / "models")  # a retrain saved there
+    assert tagger.predict(text) == shipped.predict(text)
+
+
+def test_a_model_folder_changed_since_it_was_read_is_read_again(tmp_path, seed_model):
+    """Tagging from Python gives a folder read before without reading it again only while
+    none of its files changed: one edited in place after (same size) is checked, and refused."""
+    seed_model.save(tmp_path / "m")
+    text = "Robots grasp cups."
+    assert tagger.predict(text, model=tmp_path / "m") == seed_model.predict(text)
+    [weights] = (tmp_path / "m").glob("weights-*.npz")
+    data = bytearray(weights.read_bytes())
+    data[-100] ^= 0xFF
+    with open(weights, "r+b") as stream:  # in place: the same file, the same size
+        stream.write(bytes(data))
+    with pytest.raises(TaggerError, match="does not match its model card"):
+        tagger.predict(text, model=tmp_path / "m")

@@ -290,6 +290,26 @@ def test_evaluate_measures_exactly_what_train_reports(capsys, tmp_path, monkeypa
     assert status == 0 and "pseudo-labels" not in without.splitlines()[0]
 
 
+@pytest.mark.slow  # trains
+def test_evaluate_in_a_new_project_measures_the_recipe_its_first_train_runs(capsys, tmp_path, monkeypatch):
+    """Before any model is saved in ./models, train replaces the model that tagged until now
+    (the shipped one, of the same areas) and keeps its settings; evaluate measures that very
+    recipe (it once took no model as the one replaced, and measured another)."""
+    from conftest import copy_project, run
+
+    copy_project(tmp_path, ("labels", "seeds"))
+    monkeypatch.chdir(tmp_path)
+    status, report, measured = run(capsys, "evaluate")
+    assert status == 0, measured
+    status, _, trained = run(capsys, "train")
+    assert status == 0, trained
+    line = next(line for line in trained.splitlines() if line.startswith("trained on"))
+    assert _headline(report) == _headline(line)
+    assert ("kept the settings the previous model chose" in measured) == (
+        "kept the settings the previous model chose" in trained
+    )
+
+
 def test_a_tie_is_no_answer_flagged_counted_apart_and_never_right(shipped):
     from tagger.prediction import NO_AREA
 

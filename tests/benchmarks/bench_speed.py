@@ -551,11 +551,12 @@ def project_training(args, work: Path, checks: list) -> None:
 
 def _timed_retrain(training_set, folder: Path, times: list[float], corpus) -> None:
     """The labelling page's retrain (tagger.retraining.retrain), its time added to ``times``."""
-    from tagger.retraining import retrain
+    from tagger.retraining import previous_model, retrain
     from tagger.training import Run
 
     start = time.perf_counter()
-    retrain(training_set, folder, list(training_set.texts[:200]), run=Run(corpus=corpus))
+    previous = previous_model(folder)
+    retrain(training_set, folder, list(training_set.texts[:200]), run=Run(corpus=corpus), previous=previous)
     times.append(time.perf_counter() - start)
 
 
