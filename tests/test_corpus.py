@@ -224,7 +224,7 @@ JSON_VALUES = st.recursive(
     )
 )
 def test_a_json_line_is_read_as_json_loads_reads_it(line):
-    from tagger.reading.records import _json_line
+    from tagger.reading.readers.json import _json_line
 
     try:
         expected = json.loads(line)

@@ -313,7 +313,7 @@ def test_a_workbook_is_read_a_row_at_a_time(tmp_path):
 def test_a_reference_record_that_never_ends_is_a_bad_record_not_a_growing_one(tmp_path):
     """A TY line followed by megabytes of junk held the whole rest of the file (40 MB: 879 MB):
     past the bound it is a bad record at its first line, the rest noted as outside records."""
-    from tagger.reading.exports import MAX_RECORD_CHARS
+    from tagger.reading.readers.ris import MAX_RECORD_CHARS
 
     path = tmp_path / "junk.ris"
     junk = "x" * MAX_RECORD_CHARS + "\n" + "junk line of no record\n" * 3

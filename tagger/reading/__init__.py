@@ -35,30 +35,12 @@ from ..formats import COMPRESSIONS, compression_of, format_of, split_name
 from ..formats import READ as FORMATS
 from ..text import MAX_ABSTRACT_CHARS
 from .abstracts import KEEP_ALL, Abstract, Columns, abstract_id, document, normalise_whitespace
-from .exports import (
-    is_wos_text,
-    read_atom_records,
-    read_bib_records,
-    read_ris_records,
-    read_wos_records,
-    read_xlsx_records,
-)
 from .files import FORMAT_LIST, STDIN, STDIN_NAME, display_name, find_files, open_file
 from .pieces import FileEnd, FileInPieces, PieceTask, abstracts_of_records
-from .records import (
-    DELIMITERS,
-    abstract_from_record,
-    field_names,
-    header_delimiter,
-    looks_like_header,
-    read_csv_records,
-    read_json_records,
-    read_jsonl_records,
-    read_parquet_records,
-    read_tsv_records,
-    read_txt_records,
-    record_problem,
-)
+from .readers import PATH_READERS, READERS
+from .readers.csv import DELIMITERS, header_delimiter, looks_like_header
+from .readers.ris import is_wos_text
+from .records import abstract_from_record, field_names, record_problem
 from .source import MAX_LINE_BYTES, NOT_FOR_FILES, PIECE_BYTES, Cutting, ReadOptions, ReadReport, Source
 
 __all__ = [  # what the rest of tagger (and a user) reads abstracts with
@@ -288,24 +270,6 @@ def _tab_header(source: Source) -> bool:
         f"columns (abstracts in {column!r}: a Web of Science export?)"
     )
     return True
-
-
-READERS = {
-    "txt": read_txt_records,
-    "csv": read_csv_records,
-    "tsv": read_tsv_records,
-    "jsonl": read_jsonl_records,
-    "json": read_json_records,
-    "bib": read_bib_records,
-    "ris": read_ris_records,
-    "wos": read_wos_records,  # (a .txt file, or stdin, that is a Web of Science export)
-    "atom": read_atom_records,
-    "xml": read_atom_records,  # (an Atom feed, or refused)
-}
-PATH_READERS = {
-    "parquet": read_parquet_records,
-    "xlsx": read_xlsx_records,
-}  # binary files, read from their path
 
 
 def _read_file(source: Source, fmt: str) -> Iterator[Abstract | PieceTask | FileEnd]:

@@ -23,14 +23,8 @@ from typing import IO
 
 from ..errors import InputError
 from .abstracts import Abstract, Columns
-from .records import (
-    KeptInJson,
-    Record,
-    abstract_from_record,
-    jsonl_values,
-    record_problem,
-    records_of_json_values,
-)
+from .readers.json import KeptInJson, jsonl_values, records_of_json_values
+from .records import Record, abstract_from_record, record_problem
 from .source import Cutting, ReadOptions, ReadReport, Source
 
 

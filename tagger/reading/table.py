@@ -1,6 +1,6 @@
 """A file of records read whole, each record with its text as it stands in the file: what the
 label store rewrites an answer into, keeping every other record byte for byte. Read by the same
-readers, under the same rules, as abstracts are (:func:`tagger.reading.records.csv_rows`, the
+readers, under the same rules, as abstracts are (:func:`tagger.reading.readers.csv.csv_rows`, the
 JSON-lines reader): a record one command refuses is refused by every command.
 """
 
@@ -15,7 +15,9 @@ from pathlib import Path
 
 from ..errors import InputError, LabelError
 from .abstracts import Columns
-from .records import BLANK, Record, csv_rows, header_delimiter, jsonl_values, shape_fix, surrogate_problem
+from .readers.csv import csv_rows, header_delimiter
+from .readers.json import BLANK, jsonl_values, shape_fix, surrogate_problem
+from .records import Record
 from .source import ENCODING_FIX, ReadOptions, ReadReport, Source
 
 
