@@ -269,6 +269,7 @@ class TfidfFeatures:
         # to build for 100,000 terms) are built for the first batch that pays for them.
         self._sorted = all(map(operator.lt, vocabulary, itertools.islice(vocabulary, 1, None)))
         self._tables: _Lookup | None = None
+        self._searched_chars = 0  # characters of the texts found by binary search so far
 
     def _lookup(self) -> _Lookup:
         """The tables of every word and pair of the vocabulary (built on first use)."""
@@ -279,12 +280,12 @@ class TfidfFeatures:
     def _searching(self, texts: Sequence[str]) -> bool:
         """Whether the words of ``texts`` are found by binary search: while the tables are not
         built, for texts too short to pay for building them (fewer than SEARCH_CHARS
-        characters in all for each term of the vocabulary: a few hundred abstracts)."""
-        return (
-            self._tables is None
-            and self._sorted
-            and sum(map(len, texts)) < SEARCH_CHARS * len(self.vocabulary)
-        )
+        characters for each term of the vocabulary: a few hundred abstracts), counting the
+        texts searched before (batch after batch, the tables pay)."""
+        if self._tables is not None or not self._sorted:
+            return False
+        self._searched_chars += sum(map(len, texts))
+        return self._searched_chars < SEARCH_CHARS * len(self.vocabulary)
 
     def _searched(self, word: str) -> int:
         """A word's feature (or STOP, or NOT_A_TERM), found by binary search."""

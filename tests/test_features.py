@@ -264,3 +264,23 @@ def test_the_page_finds_the_terms_the_model_reads_and_where_they_are(text, ngram
         for (start, end), word in zip(places, term.split(" ")):
             assert 0 <= start < end <= len(text)
             assert word in words(text[start:end])  # the characters it was read from
+
+
+def test_many_small_batches_build_the_lookup_tables_once_searching_has_cost_as_much(seed_model):
+    """Binary search serves a few abstracts; batch after batch (tagging a file on one process,
+    500 abstracts at a time) it once searched for ever, at a quarter of the tables' speed."""
+    from tagger.features import SEARCH_CHARS, TfidfFeatures
+
+    model = seed_model
+    features = TfidfFeatures(
+        model.features.analyzer, model.vocabulary, model.idf, model.features.sublinear_tf
+    )
+    budget = SEARCH_CHARS * len(model.vocabulary)
+    batch = ["robots grasp cups with a two-finger gripper " * 20] * (budget // 2 // 880)
+    assert sum(map(len, batch)) < budget  # each batch alone is too small to pay for the tables
+    first = features.transform(batch)
+    assert features._tables is None  # searched
+    for _ in range(3):
+        again = features.transform(batch)
+    assert features._tables is not None  # built once the searches had cost as much
+    assert (first != again).nnz == 0
