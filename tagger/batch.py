@@ -170,7 +170,7 @@ def _in_parallel(units: Iterator[Unit], model: Model, jobs: int) -> Iterator[tup
             # need (pyarrow, scipy) are made once, before the fork, not in each process.
             unit = next(units)
             window.append([unit, _here(model, unit)])
-            model.features.ready_for_large_batches()  # (the first unit may be too small to build them)
+            model.ready_for_large_batches()  # (the first unit may be too small to build them)
             pool = Pool.start(model, jobs - 1, fork=True, work=tag_task)
         else:
             # A worker that is not forked here takes half a second to start and read the

@@ -227,10 +227,16 @@ class SparseRows(NamedTuple):
         (no import: one abstract in a new process); the numbers are the same."""
         if self.shape[0] >= LARGE_BATCH:
             return np.asarray(self.csr() @ dense)
+        return self.dot_transposed(dense.T)
+
+    def dot_transposed(self, weights: np.ndarray) -> np.ndarray:
+        """This matrix times ``weights.T`` (``weights``: one column per column of this matrix),
+        each row's products added in the order of its indices, with numpy alone: for one
+        abstract, the weights of its terms are gathered without transposing them all."""
         row = np.repeat(np.arange(self.shape[0]), np.diff(self.indptr))
-        products = self.data[:, None] * dense[self.indices]
+        products = self.data[:, None] * weights[:, self.indices].T
         columns = [
-            np.bincount(row, weights=products[:, j], minlength=self.shape[0]) for j in range(dense.shape[1])
+            np.bincount(row, weights=products[:, j], minlength=self.shape[0]) for j in range(weights.shape[0])
         ]
         return np.stack(columns, axis=1) if columns else np.zeros((self.shape[0], 0))
 

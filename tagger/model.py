@@ -33,7 +33,7 @@ from .calibration import Scores, calibrated
 from .card import ModelCard, prediction_digest, read_card
 from .checks import a_kind, number
 from .errors import ModelError, UsageError
-from .features import TfidfFeatures
+from .features import LARGE_BATCH, SparseRows, TfidfFeatures
 from .locking import locked
 from .prediction import Prediction, predictions
 from .shipped import CARD_FILE, default_model_folder, shipped_path
@@ -53,7 +53,7 @@ class Model:
     coef: np.ndarray
     intercept: np.ndarray
     features: TfidfFeatures
-    _coef_by_feature: np.ndarray
+    _coef_by_feature: np.ndarray | None
 
     def __init__(
         self,
@@ -69,9 +69,7 @@ class Model:
         for name, array in (("idf", idf), ("coef", coef), ("intercept", intercept)):
             setattr_(name, _read_only(array))
         _check_shapes(self)
-        by_feature = np.ascontiguousarray(self.coef.T)
-        by_feature.flags.writeable = False
-        setattr_("_coef_by_feature", by_feature)
+        setattr_("_coef_by_feature", None)  # (made for the first large batch: see _by_feature)
         settings = card.settings
         features = TfidfFeatures(settings.analyzer, self.vocabulary, self.idf, settings.sublinear_tf)
         setattr_("features", features)
@@ -128,8 +126,25 @@ class Model:
         """Raw linear scores (uncalibrated), one row per text, one column per area."""
         return self._scores(*self.features.transform_with_evidence(_as_texts(texts))).raw
 
+    def _by_feature(self) -> np.ndarray:
+        """The weights one row per feature (contiguous): what a large batch is multiplied by,
+        and what explanations read. Made on first use (a tenth of a second for 300,000 terms,
+        which one abstract in a new process need not pay), then kept."""
+        if self._coef_by_feature is None:
+            by_feature = np.ascontiguousarray(self.coef.T)
+            by_feature.flags.writeable = False
+            super().__setattr__("_coef_by_feature", by_feature)
+        return self._coef_by_feature  # type: ignore[return-value]  # (set just above)
+
+    def ready_for_large_batches(self) -> None:
+        """Make now what large batches use (before worker processes are forked, which then
+        share it): the weights by feature and the features' lookup tables."""
+        self._by_feature()
+        self.features.ready_for_large_batches()
+
     def _scores(self, matrix, evidence: np.ndarray) -> Scores:
-        linear = matrix.dot(self._coef_by_feature)
+        small = isinstance(matrix, SparseRows) and matrix.shape[0] < LARGE_BATCH
+        linear = matrix.dot_transposed(self.coef) if small else matrix.dot(self._by_feature())
         return Scores(linear, np.broadcast_to(self.intercept, linear.shape), evidence)
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
@@ -187,7 +202,7 @@ class Model:
     def area_terms(self, n: int = 12) -> dict[str, tuple[str, ...]]:
         """Each area's ``n`` terms of most weight toward it (its weight less the mean weight
         over areas, as :meth:`_top_terms` weighs them, without a text's TF-IDF)."""
-        centred = self._coef_by_feature - self._coef_by_feature.mean(axis=1, keepdims=True)
+        centred = self._by_feature() - self._by_feature().mean(axis=1, keepdims=True)
         return {
             area: tuple(self.vocabulary[i] for i in _first(-centred[:, k], n))
             for k, area in enumerate(self.areas)
@@ -205,7 +220,7 @@ class Model:
         """Per text, the terms with the largest push toward its area: TF-IDF value times the
         area's weight minus the mean weight over areas (the softmax ignores what all areas
         share), largest first, positive only."""
-        centred = self._coef_by_feature - self._coef_by_feature.mean(axis=1, keepdims=True)
+        centred = self._by_feature() - self._by_feature().mean(axis=1, keepdims=True)
         explanations = []
         for row, area in enumerate(areas):
             start, end = matrix.indptr[row], matrix.indptr[row + 1]
@@ -313,6 +328,8 @@ class Model:
         try:
             with np.load(io.BytesIO(weights), allow_pickle=False) as arrays:
                 loaded = {name: arrays[name] for name in ARRAYS}
+                for array in loaded.values():
+                    array.flags.writeable = False  # (read here, ours alone: kept, not copied)
                 card_digest = arrays["card_sha256"].tobytes().decode("ascii")
             vocabulary = loaded.pop("vocabulary").tobytes().decode("utf-8")
         except (ValueError, KeyError, OSError, UnicodeDecodeError, EOFError) as error:
