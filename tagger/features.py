@@ -428,20 +428,25 @@ class _Lookup:
     STOP), each pair of word features' key (first * n + second, sorted) and its feature."""
 
     def __init__(self, vocabulary: Sequence[str], analyzer: TextAnalyzer) -> None:
+        import pyarrow.compute as pc
+
         n = len(vocabulary)
+        terms = _arrow_terms(vocabulary)  # (split and looked up in pyarrow's kernels)
+        spaced = _numbers(pc.find_substring(terms, " "), np.int64) >= 0
+        single, pairs = np.flatnonzero(~spaced), np.flatnonzero(spaced)
         self.word_feature: dict[str, int] = dict.fromkeys(STOP_WORDS, STOP)
-        self.word_feature.update(
-            (term, feature) for feature, term in enumerate(vocabulary) if " " not in term
-        )
-        pairs = [(feature, term) for feature, term in enumerate(vocabulary) if " " in term]
-        words = [term.split(" ") for _, term in pairs]
-        if pairs and (analyzer.ngram_max < 2 or any(len(w) != 2 for w in words)):
-            raise ValueError(f"the term {pairs[0][1]!r} is not one this analyser makes")
-        known = self.word_feature.get
-        firsts = np.fromiter((known(w[0], NOT_A_TERM) for w in words), np.int64, len(words))
-        seconds = np.fromiter((known(w[1], NOT_A_TERM) for w in words), np.int64, len(words))
-        if len(pairs) and (bad := np.flatnonzero((firsts < 0) | (seconds < 0))).size:
-            raise ValueError(f"the term {pairs[bad[0]][1]!r} is not one this analyser makes")
+        self.word_feature.update(zip([vocabulary[i] for i in single.tolist()], single.tolist()))
+        if len(pairs) and analyzer.ngram_max < 2:
+            raise ValueError(f"the term {vocabulary[pairs[0]]!r} is not one this analyser makes")
+        parts = pc.split_pattern(terms.take(pairs), " ")
+        bad = np.flatnonzero(_numbers(pc.list_value_length(parts), np.int32) != 2)
+        if not bad.size:
+            found = pc.index_in(parts.flatten(), value_set=terms.take(single))  # null: not a single word
+            words = np.where(_valid(found), single[np.maximum(_numbers(found, np.int32), 0)], NOT_A_TERM)
+            firsts, seconds = words[0::2], words[1::2]
+            bad = np.flatnonzero((firsts < 0) | (seconds < 0))
+        if bad.size:
+            raise ValueError(f"the term {vocabulary[pairs[bad[0]]]!r} is not one this analyser makes")
         keys = firsts * n + seconds
         order = np.argsort(keys, kind="stable")
         self.arrow_lookup = None  # pyarrow's table of known words: made on first use
@@ -449,7 +454,7 @@ class _Lookup:
         # index -1 that stands for a word the table does not hold.
         self.arrow_features_of = np.append(np.array(list(self.word_feature.values()), np.int64), NOT_A_TERM)
         self.pair_keys = keys[order]
-        self.pair_features = np.fromiter((feature for feature, _ in pairs), np.int64, len(pairs))[order]
+        self.pair_features = pairs.astype(np.int64)[order]
 
 
 # Texts of fewer characters than this for each term of a model's vocabulary are looked up by
@@ -477,6 +482,16 @@ def _numbers(array, dtype, offsets: int = 0) -> np.ndarray:
     import pandas, 0.3 s)."""
     start = array.offset * np.dtype(dtype).itemsize
     return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array) + offsets, offset=start)
+
+
+def _arrow_terms(terms: Sequence[str]):
+    """A vocabulary's terms (which hold no line end) as a pyarrow array: joined, then split in
+    pyarrow's kernels, without a size taken of each in Python."""
+    import pyarrow.compute as pc
+
+    if not terms:
+        return _arrow_strings([])
+    return pc.split_pattern(_arrow_strings(["\n".join(terms)]), "\n").flatten()
 
 
 def _arrow_strings(strings: list[str], table: bytes | None = None):
