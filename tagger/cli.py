@@ -21,6 +21,7 @@ from .prediction import COLUMNS as PREDICTION_COLUMNS
 from .prediction import NO_AREA
 from .project import Project
 from .schema import located
+from .terminal import say
 from .workers import default_jobs as batch_jobs
 
 EXIT_SKIPPED = 3  # --skip-bad left records out
@@ -50,8 +51,8 @@ def _init(args: argparse.Namespace) -> int:
             )
         elif path.is_dir() and not args.empty:
             what = ": their texts"
-        print(f"made {path}{'/' if path.is_dir() else ''}{what}", file=sys.stderr)
-    print(f"see {Path(args.folder) / NOTE_FILE} for what goes where", file=sys.stderr)
+        say(f"made {path}{'/' if path.is_dir() else ''}{what}")
+    say(f"see {Path(args.folder) / NOTE_FILE} for what goes where")
     return 0
 
 
@@ -100,15 +101,15 @@ def _read_options(args: argparse.Namespace, report: reading.ReadReport, keep: tu
 def _report_reading(report: reading.ReadReport) -> int:
     """Print what reading left out, on stderr; the exit status: 3 when records were skipped."""
     if report.skipped:
-        print(f"skipped {len(report.skipped)} bad record(s):", file=sys.stderr)
+        say(f"skipped {len(report.skipped)} bad record(s):")
         for line in report.skipped:
-            print(f"  {line}", file=sys.stderr)
+            say(f"  {line}")
     if left := report.without_abstract:
         listed = ", ".join(left[:10]) + (f", and {len(left) - 10:,} more" if len(left) > 10 else "")
         what = f"left out {len(left):,} record(s) without an abstract, nothing to tag"
-        print(f"{what}: {listed}", file=sys.stderr)
+        say(f"{what}: {listed}")
     for note in report.notes:
-        print(f"note: {note}", file=sys.stderr)
+        say(f"note: {note}")
     return EXIT_SKIPPED if report.skipped else 0
 
 
@@ -182,15 +183,14 @@ def _predict(args: argparse.Namespace) -> int:
         [f"{area} {n}" for area, n in areas.most_common()]
         + ([f"no area {ties} (two areas equally likely: no word the model knows?)"] if ties else [])
     )
-    print(
+    say(
         f"tagged {report.read} abstract(s) "
         + ("given with --text" if args.text else f"from {report.files} file(s){headings}")
         + (f": {per_area}" if per_area else "")
         + f"; {needs_review} need review (confidence below {threshold:.2f})",
-        file=sys.stderr,
     )
     status = _report_reading(report)
-    print(project.which_model(model), file=sys.stderr)
+    say(project.which_model(model))
     return status
 
 
@@ -231,7 +231,7 @@ def _explain(args: argparse.Namespace) -> int:
         )
         for term, push in terms:
             print(f"    {push:+.3f}  {term}")
-    print(project.which_model(model), file=sys.stderr)
+    say(project.which_model(model))
     return 0
 
 
@@ -259,7 +259,7 @@ def _suggest(args: argparse.Namespace) -> int:
     model, _ = project.labelling_model(store, outside_a_project=True)
     queue = _queue(args, project, model, store, report)
     if not queue:
-        print("nothing to suggest: every abstract given is labelled already", file=sys.stderr)
+        say("nothing to suggest: every abstract given is labelled already")
     for rank, item in enumerate(queue, start=1):
         if args.format == "jsonl":
             print(json.dumps({"rank": rank, **item.record()}, ensure_ascii=False))
@@ -267,7 +267,7 @@ def _suggest(args: argparse.Namespace) -> int:
         guesses = ", ".join(f"{slug} {p:.2f}" for slug, p in item.guesses())
         snippet = " ".join(item.abstract.text.split()[:14])
         print(f"{rank:3d}  {item.abstract.id}  margin {item.margin:.2f}  {guesses}  | {snippet}")
-    print(project.which_model(model), file=sys.stderr)
+    say(project.which_model(model))
     return _report_reading(report)
 
 
@@ -289,7 +289,7 @@ def _labels(args: argparse.Namespace) -> int:
         return 0
     output.write_table(rows, args.output, target, protected=protected)
     if args.output not in (None, "-"):
-        print(f"wrote {args.output}: {len(rows):,} labels", file=sys.stderr)
+        say(f"wrote {args.output}: {len(rows):,} labels")
     return 0
 
 
@@ -322,15 +322,15 @@ def _label(args: argparse.Namespace) -> int:
         print(f"{prompt}{line.rstrip()}")  # echo piped answers so the transcript reads naturally
         return line
 
-    def say(text: str) -> None:
+    def show(text: str) -> None:  # (the session's transcript: on stdout)
         print(text, flush=True)
 
     if not queue:
-        print("nothing to label: every abstract given is labelled already", file=sys.stderr)
+        say("nothing to label: every abstract given is labelled already")
         return status
-    print(project.which_model(model), file=sys.stderr)
+    say(project.which_model(model))
     _say_queue(queue, sys.stdout)
-    _say_saved(label_session(queue, areas, save, ask, say, unsave=store.undo), store)
+    _say_saved(label_session(queue, areas, save, ask, show, unsave=store.undo), store)
     return status
 
 
@@ -350,14 +350,12 @@ def _label_on_the_web(args: argparse.Namespace, project, model, store, areas, re
     queue = _queue(args, project, model, store, report, abstracts=read)
     status = _report_reading(report)
     app = labelling_app(queue, areas, model, project, store, pile, ", ".join(args.paths))
-    print(project.which_model(model), file=sys.stderr)
+    say(project.which_model(model))
     _say_queue(queue, sys.stderr)
 
     def started(address: str) -> None:
         print(f"labelling page: {address}", flush=True)
-        print(
-            "(this machine only; Ctrl-C stops it, every answer is saved already)", file=sys.stderr, flush=True
-        )
+        say("(this machine only; Ctrl-C stops it, every answer is saved already)")
 
     try:
         serve(app, args.port or 0, on_start=started)
@@ -382,10 +380,9 @@ def _say_queue(queue, stream) -> None:
 
 def _say_saved(result, store) -> None:
     """The last line of a labelling session: what it saved, and where."""
-    print(
+    say(
         f"labelled {len(result.labelled)}, skipped {result.skipped}; saved to {store.where}. "
         "Retrain with 'tagger train'.",
-        file=sys.stderr,
     )
 
 
@@ -408,8 +405,8 @@ def _report(args: argparse.Namespace) -> int:
     replaced = " (it replaces the report that was there)" if Path(args.output).is_file() else ""
     with output.open_output(args.output, protected=protected) as stream:
         stream.write(page)
-    print(f"wrote {args.output}: {overview.rows} abstracts{replaced}", file=sys.stderr)
-    print(project.which_model(model), file=sys.stderr)
+    say(f"wrote {args.output}: {overview.rows} abstracts{replaced}")
+    say(project.which_model(model))
     return 0
 
 
@@ -427,32 +424,29 @@ def _train(args: argparse.Namespace) -> int:
     measured = (
         f" ({figures.labelled_abstracts} cross-validated)" if figures.labelled_abstracts != labelled else ""
     )
-    print(
+    say(
         f"trained on {labelled} labelled abstracts{measured}; {figures.scheme}: "
         f"accuracy {accuracy_text(figures.accuracy, figures.labelled_abstracts)}, "
         f"macro-F1 {figures.macro_f1:.3f}, ECE {ece_text(figures.ece, figures.labelled_abstracts)}; "
         f"saved to {args.model}",
-        file=sys.stderr,
     )
     _say_if_reused(model.card.settings_selection)
     if args.unlabelled and model.card.unlabelled is None:
         why = "every one is labelled" if pile else "it holds no abstracts"
-        print(f"note: no unlabelled abstract in --unlabelled ({why}): no self-training", file=sys.stderr)
+        say(f"note: no unlabelled abstract in --unlabelled ({why}): no self-training")
     if model.card.unlabelled is not None:
         pile_record = model.card.unlabelled
-        print(
+        say(
             f"learnt from {pile_record.pile_abstracts} unlabelled abstracts: {pile_record.pseudo_labelled} "
             f"pseudo-labelled in {pile_record.rounds} round(s) (never written to the labels)",
-            file=sys.stderr,
         )
     if done.previous is not None:
-        print(format_comparison(done.comparison), file=sys.stderr)
+        say(format_comparison(done.comparison))
     if (added := done.new_labels) is not None:
-        print(
+        say(
             f"on the {added.labelled} label(s) new since the previous model: it tagged "
             f"{added.previous_right} ({added.previous_right / added.labelled:.0%}) right; the new model, "
             f"cross-validated, {added.accuracy:.0%}",
-            file=sys.stderr,
         )
     return 0
 
@@ -460,10 +454,9 @@ def _train(args: argparse.Namespace) -> int:
 def _say_if_reused(chosen) -> None:
     """Say so when the settings were kept from the model being replaced."""
     if chosen is not None and chosen.reused:
-        print(
+        say(
             f"kept the settings the previous model chose (reused from the previous model ({chosen.reused})); "
             "--search chooses anew",
-            file=sys.stderr,
         )
 
 
@@ -488,7 +481,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     print(format_json(evaluation, review) if args.format == "json" else format_report(evaluation, review))
     if args.plots:
         for path in write_plots(evaluation, confidence, correct, args.plots):
-            print(f"wrote {path}", file=sys.stderr)
+            say(f"wrote {path}")
     return 0
 
 
@@ -508,10 +501,9 @@ def _test_model(args: argparse.Namespace):
     seen = model.card.training_data.labels or {}
     trained_on = sum(text_id in seen for text_id in test.ids)
     if trained_on:
-        print(
+        say(
             f"note: the model was trained on {trained_on} of these {len(test.texts)} labelled abstracts: "
             "its figures on them are not held out",
-            file=sys.stderr,
         )
     return test_model(model, test.texts, test.labels, test.ids, args.data, f"the model in {args.model}")
 
@@ -521,9 +513,9 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     from .errors import TaggerWarning
 
     if issubclass(category, TaggerWarning):
-        print(f"tagger: warning: {message}", file=sys.stderr)
+        say(f"tagger: warning: {message}")
     else:
-        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+        say(warnings.formatwarning(message, category, filename, lineno, line).rstrip("\n"))
 
 
 def _command(name: str):
@@ -556,32 +548,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.showwarning = _show_warning
             return _command(args.command)(args)
     except TaggerError as error:
-        print(f"tagger: {error}", file=sys.stderr)
+        say(f"tagger: {error}")
         return error.exit_status
     except KeyboardInterrupt:
-        print("tagger: interrupted", file=sys.stderr)
+        say("tagger: interrupted")
         return 130
     except BrokenPipeError:  # the reader went away (| head): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except MemoryError:
-        print(
+        say(
             "tagger: out of memory. Tag the file in parts (or with fewer --jobs), or on a machine with more "
             "memory; CSV and JSON lines are read a record at a time.",
-            file=sys.stderr,
         )
         return 2
     except OSError as error:  # disk full, permission denied, ...
         where = f"{error.filename}: " if error.filename else ""
         fix = OS_FIXES.get(error.errno or 0, "")
-        print(f"tagger: {where}{error.strerror or error}{'. ' + fix if fix else ''}", file=sys.stderr)
+        say(f"tagger: {where}{error.strerror or error}{'. ' + fix if fix else ''}")
         return 2
     except Exception as error:  # a bug: one line for the user, the traceback on request
         if os.environ.get("TAGGER_DEBUG"):
             raise
-        print(
+        say(
             f"tagger: internal error ({type(error).__name__}: {error}). "
             "Please report it with the command you ran; TAGGER_DEBUG=1 shows the traceback.",
-            file=sys.stderr,
         )
         return 70

@@ -57,7 +57,9 @@ def run() -> None:
         status = main()
         done = True
     except KeyboardInterrupt:
-        print("tagger: interrupted", file=sys.stderr)
+        from .terminal import say
+
+        say("tagger: interrupted")
         status = 130
     except SystemExit as exit_:
         status = exit_.code if isinstance(exit_.code, int) else 1

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from .reading import STDIN, ReadReport
+from .terminal import say
 
 PROGRESS_DELAY = 1.0  # seconds before the progress bar shows: a short run shows none
 
@@ -28,10 +29,8 @@ def stages():
 
     class Stage(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
-            print(
+            say(
                 f"tagger: [{time.monotonic() - began:5.0f} s] {record.getMessage()}",
-                file=sys.stderr,
-                flush=True,
             )
 
     log, handler = logging.getLogger("tagger"), Stage()

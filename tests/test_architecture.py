@@ -272,3 +272,31 @@ def test_one_table_of_formats_by_extension():
 def test_the_format_check_finds_an_extension_map():
     assert extension_literals('kinds = {".csv": 1}\nname.endswith(".gz")') == [".csv", ".gz"]
     assert extension_literals('fix = "End it in .csv"\nx = "csv"') == []
+
+
+def stderr_writes(source: str) -> list[int]:
+    """The lines of ``source`` that write to standard error themselves (``print(...,
+    file=sys.stderr)``, ``sys.stderr.write``): what tagger.terminal.say is for."""
+    found = []
+    for node in ast.walk(parsed(source)):
+        if isinstance(node, ast.Call):
+            target = ast.unparse(node.func)
+            to_stderr = any(k.arg == "file" and ast.unparse(k.value) == "sys.stderr" for k in node.keywords)
+            if (target == "print" and to_stderr) or target == "sys.stderr.write":
+                found.append(node.lineno)
+    return found
+
+
+def test_terminal_feedback_goes_through_one_channel():
+    """Every message on the terminal goes through tagger.terminal.say (it went by 45 prints in
+    the command line, the page's and the stages' own, and sys.stderr.write)."""
+    found = {
+        name: lines
+        for name, path in modules().items()
+        if name != "tagger.terminal" and (lines := stderr_writes(path.read_text(encoding="utf-8")))
+    }
+    assert not found, found
+
+
+def test_the_channel_check_finds_a_write_to_stderr():
+    assert stderr_writes('print("x", file=sys.stderr)\nsys.stderr.write("y")\nprint("z")') == [1, 2]

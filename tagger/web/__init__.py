@@ -470,15 +470,15 @@ class _Server(ThreadingHTTPServer):
         import os
         import sys
 
+        from ..terminal import say
+
         error = sys.exc_info()[1]
         if isinstance(error, (ConnectionError, TimeoutError)):
             return  # the client went away, or sent nothing in time: not an error of the page
         if os.environ.get("TAGGER_DEBUG"):
             super().handle_error(request, client_address)
             return
-        print(
-            f"tagger: internal error in the labelling page ({type(error).__name__}: {error})", file=sys.stderr
-        )
+        say(f"tagger: internal error in the labelling page ({type(error).__name__}: {error})")
 
     @property
     def address(self) -> str:
