@@ -19,11 +19,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from .checks import a_kind
+from .checks import RANGES, a_kind
 from .errors import ArgumentError
 from .labels import labelled
 from .reading import document
-from .settings import LIMITS, TrainingSettings, default_settings
+from .settings import NUMBERS, TrainingSettings, default_settings
 
 _DEFAULTS = default_settings(use_descriptions=False)  # the one set of defaults: the estimator's are these
 
@@ -127,12 +127,12 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
 
 
 def _constraints(names: list[str]) -> dict[str, list]:
-    """scikit-learn's constraint of each parameter, from the recipe's one table of limits
-    (:data:`tagger.settings.LIMITS`); the rest are switches."""
+    """scikit-learn's constraint of each parameter, from the one table of numbers
+    (:data:`tagger.checks.RANGES`); the rest are switches."""
     constraints: dict[str, list] = {}
     for name in names:
-        if name in LIMITS:
-            low, high, whole = LIMITS[name]
+        if name in NUMBERS:
+            low, high, whole, _ = RANGES[name]
             constraints[name] = [Interval(Integral if whole else Real, low, high, closed="both")]
         else:
             constraints[name] = ["boolean"]

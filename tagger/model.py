@@ -110,7 +110,7 @@ class Model:
         model's."""
         if review_below is None:
             return self.review_threshold
-        return number(review_below, "review_below", low=0.0, high=1.0)
+        return number(review_below, "review_below")
 
     def with_card(self, **changes) -> Model:
         """A copy of this model with some card fields replaced (the arrays are shared)."""

@@ -56,8 +56,8 @@ class Prediction:
         ``min_confidence``, most likely first: for papers that sit between areas."""
         from .checks import number
 
-        k = None if k is None else number(k, "k", low=1, integer=True)
-        min_confidence = number(min_confidence, "min_confidence", low=0.0, high=1.0)
+        k = None if k is None else number(k, "k", "top_k")
+        min_confidence = number(min_confidence, "min_confidence")
         names = list(self.scores)
         [tags] = top_areas(np.array([list(self.scores.values())]), names, k, min_confidence)
         return tags

@@ -13,21 +13,9 @@ from .features import TextAnalyzer
 # The fields that decide which features come out of a text (the rest fit the classifier).
 FEATURE_FIELDS = ("ngram_max", "sublinear_tf", "min_df")
 
-# What each number of the settings may be, (low, high, whole number), however it is given
-# (Python, a retrain reading them back from a model card): one table, one check
-# (tagger.checks.number). C past 10,000 or a million iterations fit nothing better, only slower.
-LIMITS: dict[str, tuple[float, float, bool]] = {
-    "ngram_max": (1, 2, True),
-    "min_df": (1, 1000, True),
-    "C": (1e-4, 1e4, False),
-    "abstract_weight": (1e-4, 1e4, False),
-    "description_weight": (1e-4, 1e4, False),
-    "pseudo_label_weight": (1e-4, 1.0, False),
-    "bayes_weight": (0.0, 100.0, False),
-    "bayes_smoothing": (1e-6, 10.0, False),
-    "review_accuracy": (0.01, 1.0, False),
-    "max_iter": (1, 100_000, True),
-}
+# The settings that are numbers (their ranges: tagger.checks.RANGES, one table for every number).
+NUMBERS = ("ngram_max", "min_df", "C", "abstract_weight", "description_weight", "pseudo_label_weight",
+           "bayes_weight", "bayes_smoothing", "review_accuracy", "max_iter")  # fmt: skip
 
 
 # What a setting was before it existed: a model card written before lacks it, and reads back
@@ -70,8 +58,8 @@ class TrainingSettings:
     max_iter: int = 5000
 
     def __post_init__(self) -> None:
-        for name, (low, high, integer) in LIMITS.items():
-            number(getattr(self, name), f"training setting {name}", low=low, high=high, integer=integer)
+        for name in NUMBERS:
+            number(getattr(self, name), f"training setting {name}", name)
         for name in ("sublinear_tf", "balance_areas"):
             if not isinstance(getattr(self, name), bool):
                 raise UsageError(

@@ -96,10 +96,10 @@ def test_number_accepts_exactly_the_values_in_range(value):
         and 0 <= value <= 1
     )
     if inside:
-        assert number(value, "x", low=0.0, high=1.0) == float(value)
+        assert number(value, "x", "review_below") == float(value)
     else:
         with pytest.raises(UsageError, match=r"^x .* is not valid\. Use a number from 0 to 1\.$"):
-            number(value, "x", low=0.0, high=1.0)
+            number(value, "x", "review_below")
 
 
 @given(st.text(max_size=12))
@@ -109,10 +109,10 @@ def test_number_from_text_is_what_float_reads_or_an_error(text):
     except ValueError:
         expected = None
     if expected is not None and 0 <= expected <= 1:
-        assert number(text, "--x", low=0.0, high=1.0, from_text=True) == expected
+        assert number(text, "--x", "review_below", from_text=True) == expected
     else:
         with pytest.raises(UsageError):
-            number(text, "--x", low=0.0, high=1.0, from_text=True)
+            number(text, "--x", "review_below", from_text=True)
 
 
 def test_port_without_web_is_an_error_not_ignored(capsys, tmp_path):

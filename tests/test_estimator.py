@@ -308,14 +308,15 @@ def test_parameters_are_validated_as_scikit_learn_validates_its_own():
     as any scikit-learn estimator refuses it, and every good one is accepted."""
     from sklearn.utils._param_validation import InvalidParameterError
 
-    from tagger.settings import LIMITS
+    from tagger.checks import RANGES
+    from tagger.settings import NUMBERS
 
     constraints = tagger.TaggerClassifier._parameter_constraints
     assert set(constraints) == set(tagger.TaggerClassifier().get_params())
     for name, bad in (("C", -1.0), ("ngram_max", 3), ("max_iter", 0.5), ("balance_areas", "yes")):
         with pytest.raises(InvalidParameterError, match=f"The '{name}' parameter"):
             tagger.TaggerClassifier(**{name: bad}).fit(TEXTS, AREAS)
-    for name in constraints.keys() & LIMITS.keys():
-        low, high, _ = LIMITS[name]
+    for name in constraints.keys() & set(NUMBERS):
+        low, high, _, _ = RANGES[name]
         for good in (low, high):
             tagger.TaggerClassifier(**{name: good})._validate_params()

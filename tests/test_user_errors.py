@@ -286,3 +286,24 @@ def test_a_labels_file_that_is_a_link_is_written_through_the_link(tmp_path):
     )
     assert (tmp_path / "labels" / "labels.csv").is_symlink()
     assert "robotics" in (shared / "labels.csv").read_text()
+
+
+@pytest.mark.parametrize(
+    ("option", "argument", "bad"),
+    [("--review-below", "review_below", "1.5"), ("--min-confidence", "min_confidence", "-0.1")],
+)
+def test_an_option_and_its_python_argument_take_the_same_numbers(capsys, tmp_path, option, argument, bad):
+    """The command line's option and Python's argument of one name refuse the same values in
+    the same words, from one table of numbers (tagger.checks.RANGES)."""
+    import tagger
+    from tagger.errors import UsageError
+
+    (tmp_path / "a.txt").write_text("Robots grasp cups.\n")
+    extra = ["--top-k", "2"] if argument == "min_confidence" else []
+    status, _, err = run(capsys, "predict", tmp_path / "a.txt", option, bad, *extra)
+    assert status == 1 and "Use a number from 0 to 1." in err  # (1: a usage error)
+    with pytest.raises(UsageError, match=r"Use a number from 0 to 1\."):
+        if argument == "review_below":
+            tagger.predict("Robots grasp cups.", review_below=float(bad))
+        else:
+            tagger.predict("Robots grasp cups.").top(2, min_confidence=float(bad))
