@@ -245,6 +245,15 @@ def test_the_label_store_parses_no_file_itself():
         assert parse not in store, parse
 
 
+def found_outside(check, home: str) -> dict:
+    """What ``check`` finds in each module of the package but ``home`` (the one place of it)."""
+    return {
+        name: found
+        for name, path in modules().items()
+        if name != home and (found := check(path.read_text(encoding="utf-8")))
+    }
+
+
 EXTENSION = re.compile(r"^\.(txt|csv|tsv|jsonl|json|parquet|bib|ris|xlsx|xls|atom|xml|nbib|gz|bz2|xz|zst)$")
 
 
@@ -261,12 +270,7 @@ def extension_literals(source: str) -> list[str]:
 def test_one_table_of_formats_by_extension():
     """Reading, writing tags, the report and the label store ask tagger.formats what a
     name's extension means; none keeps its own map (three did, and disagreed)."""
-    found = {
-        name: spelled
-        for name, path in modules().items()
-        if name != "tagger.formats" and (spelled := extension_literals(path.read_text(encoding="utf-8")))
-    }
-    assert not found, found
+    assert not found_outside(extension_literals, "tagger.formats")
 
 
 def test_the_format_check_finds_an_extension_map():
@@ -290,12 +294,7 @@ def stderr_writes(source: str) -> list[int]:
 def test_terminal_feedback_goes_through_one_channel():
     """Every message on the terminal goes through tagger.terminal.say (it went by 45 prints in
     the command line, the page's and the stages' own, and sys.stderr.write)."""
-    found = {
-        name: lines
-        for name, path in modules().items()
-        if name != "tagger.terminal" and (lines := stderr_writes(path.read_text(encoding="utf-8")))
-    }
-    assert not found, found
+    assert not found_outside(stderr_writes, "tagger.terminal")
 
 
 def test_the_channel_check_finds_a_write_to_stderr():

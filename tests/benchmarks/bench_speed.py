@@ -106,12 +106,8 @@ with open(sys.argv[2], encoding="utf-8") as lines, open(sys.argv[3], "w", newlin
 """
 
 
-def fasttext_model(folder: Path) -> Path | None:
-    """fastText trained on the repository's labelled abstracts (None when not installed)."""
-    try:
-        import fasttext
-    except ImportError:
-        return None
+def fasttext_training_file(folder: Path) -> Path:
+    """The repository's labelled abstracts as fastText reads them: ``__label__AREA text``."""
     from tagger.labels import load_training_set
 
     training_set = load_training_set(ROOT / "labels", [ROOT / "seeds"])
@@ -119,6 +115,16 @@ def fasttext_model(folder: Path) -> Path | None:
     with open(data, "w", encoding="utf-8") as stream:
         for text, area in zip(training_set.texts, training_set.labels):
             stream.write(f"__label__{area} {' '.join(text.split())}\n")
+    return data
+
+
+def fasttext_model(folder: Path) -> Path | None:
+    """fastText trained on the repository's labelled abstracts (None when not installed)."""
+    try:
+        import fasttext
+    except ImportError:
+        return None
+    data = fasttext_training_file(folder)
     model = fasttext.train_supervised(str(data), epoch=25, wordNgrams=2, verbose=0)
     path = folder / "fasttext.bin"
     model.save_model(str(path))
@@ -134,13 +140,7 @@ def fasttext_cli(folder: Path, corpus: Path) -> list[str] | None:
     tool = shutil.which("fasttext")
     if tool is None:
         return None
-    from tagger.labels import load_training_set
-
-    training_set = load_training_set(ROOT / "labels", [ROOT / "seeds"])
-    data = folder / "fasttext-cli-train.txt"
-    with open(data, "w", encoding="utf-8") as stream:
-        for text, area in zip(training_set.texts, training_set.labels):
-            stream.write(f"__label__{area} {' '.join(text.split())}\n")
+    data = fasttext_training_file(folder)
     model = folder / "fasttext-cli"
     subprocess.run(
         [tool, "supervised", "-input", str(data), "-output", str(model), "-epoch", "25", "-wordNgrams", "2",
@@ -401,26 +401,14 @@ def main() -> None:
         f"  the main process's reading of the {megabytes:.0f} MB: {cut:.2f} s cutting it into pieces "
         f"(workers parse them), {whole:.2f} s reading it whole (--jobs 1: parsed, cleaned, ids made)"
     )
-    if "fasttext" in medians:
-        row(
-            "end to end, fastText's Python module",
-            args.n / ours_time,
-            args.n / medians["fasttext"],
-            "abstracts/s",
-            "higher",
-        )
-    else:
-        print("  (fastText's module not installed: pip install fasttext-wheel to measure it beside)")
-    if "fasttext command line" in medians:
-        row(
-            "end to end, fastText's command-line tool",
-            args.n / ours_time,
-            args.n / medians["fasttext command line"],
-            "abstracts/s",
-            "higher",
-        )
-    else:
-        print("  (fastText's command-line tool not installed: apt-get install fasttext)")
+    for name, what, install in (
+        ("fasttext", "fastText's Python module", "pip install fasttext-wheel"),
+        ("fasttext command line", "fastText's command-line tool", "apt-get install fasttext"),
+    ):
+        if name in medians:
+            row(f"end to end, {what}", args.n / ours_time, args.n / medians[name], "abstracts/s", "higher")
+        else:
+            print(f"  ({what} not installed: {install} to measure it beside)")
 
     imports = [python, "-c", "import sklearn.feature_extraction.text, sklearn.linear_model"]
     print("2. cold start")
