@@ -33,6 +33,33 @@ WEIGHT_FROM = 10
 
 
 @dataclass(frozen=True)
+class SelfTrainingPlan:
+    """How training learns from a pile (:mod:`tagger.selftraining`): up to ``rounds`` rounds,
+    each keeping the most confident ``share`` of each predicted area as pseudo-labels, stopping
+    early when under ``stop_change`` of them change; an abstract is pseudo-labelled only when
+    the model knows at least ``known_min`` of its words and ``known_share`` of those that are
+    not stop words (random words: none). A pile larger than ``pile_max`` abstracts is sampled
+    down (evenly, in order), and each text is learnt from by its first ``text_max`` characters
+    (an abstract is a few thousand; a whole book would bring a vocabulary of its own)."""
+
+    rounds: int = 3
+    share: float = 0.5
+    stop_change: float = 0.01
+    known_min: int = 2
+    known_share: float = 1 / 3
+    pile_max: int = 20_000
+    text_max: int = 20_000
+
+    @property
+    def method(self) -> str:
+        """How, in the words of the model card."""
+        return (
+            f"self-training: the most confident {self.share:.0%} of each predicted area, up to "
+            f"{self.rounds} rounds (stopping when under {self.stop_change:.0%} of pseudo-labels change)"
+        )
+
+
+@dataclass(frozen=True)
 class Plan:
     """How the labelled abstracts are cross-validated and the settings chosen.
 
@@ -60,6 +87,8 @@ class Plan:
     labels changed little: the same areas, and labelled abstracts added, removed or moved
     between areas adding up to at most ``reuse_change`` of the previous model's; with
     ``search``, it searches anew whatever changed (``tagger train --search``).
+
+    Learning from a pile: ``self_training`` (:class:`SelfTrainingPlan`).
     """
 
     leave_one_out_max: int = 100
@@ -81,6 +110,7 @@ class Plan:
     halving_share: int = 5
     reuse_change: float = 0.2
     search: bool = False
+    self_training: SelfTrainingPlan = SelfTrainingPlan()
 
     @property
     def noise_criterion(self) -> str:

@@ -69,7 +69,7 @@ from .fitting import (
 )
 from .labels import Area, TrainingSet
 from .model import Model
-from .plan import PLAN, Plan
+from .plan import PLAN, Plan, SelfTrainingPlan
 from .prediction import right
 from .settings import TrainingSettings, default_settings
 from .workers import default_jobs, run_all
@@ -226,11 +226,13 @@ def _chains(candidates: list[TrainingSettings]) -> list[list[int]]:
 
 
 class _Folds(NamedTuple):
-    """What the workers of cross-validation hold: the labelled abstracts, and their texts
-    (with the area descriptions, cut-short copies and the pile) analysed once."""
+    """What the workers of cross-validation hold: the labelled abstracts, their texts (with the
+    area descriptions, cut-short copies and the pile) analysed once, and how each fold learns
+    from the pile."""
 
     training_set: TrainingSet
     corpus: Corpus
+    self_training: SelfTrainingPlan
 
 
 def _run_folds(
@@ -253,9 +255,10 @@ def _run_folds(
     if training_set.pile:
         from .selftraining import pile_texts
 
-        corpus.rows(pile_texts(training_set, list(training_set.pile)))
+        corpus.rows(pile_texts(training_set, list(training_set.pile), plan.self_training))
     corpus.ranks()  # (sorted once here, not in each worker)
-    return run_all(_fold_task, _Folds(training_set, corpus), tasks, jobs, meanwhile=meanwhile)
+    folds = _Folds(training_set, corpus, plan.self_training)
+    return run_all(_fold_task, folds, tasks, jobs, meanwhile=meanwhile)
 
 
 def _fold_task(folds: _Folds, task: tuple) -> dict[int, tuple[Scores, Scores]]:
@@ -275,13 +278,13 @@ def _fold_scores(
 ) -> dict[int, tuple[Scores, Scores]]:
     """The scores of the candidates of ``chain`` (by index: they differ in C alone) for the
     held-out abstracts of one fold, whole and cut short."""
-    training_set, corpus = folds
+    training_set, corpus, self_training = folds
     first = candidates[chain[0]]
     fold = training_set.subset(train_index)
     if training_set.pile:  # pseudo-labels chosen without the held-out labels
         from .selftraining import self_train
 
-        fold, _ = self_train(fold, list(training_set.pile), first, corpus)
+        fold, _ = self_train(fold, list(training_set.pile), first, corpus, self_training)
     held_out = [training_set.texts[i] for i in test_index]
     probes = [
         short
@@ -701,7 +704,9 @@ def validate(
 
         measured = training_set.subset(rows[0])
         settings, selection = choose_settings(measured, settings, run.previous, run.plan, run.corpus)
-        training_set, record = self_train(training_set, unlabelled, settings, run.corpus)
+        training_set, record = self_train(
+            training_set, unlabelled, settings, run.corpus, run.plan.self_training
+        )
     validation = cross_validate(
         training_set, settings, run=run, rows=rows, selection=selection, meanwhile=meanwhile
     )

@@ -180,7 +180,10 @@ def test_a_full_disk_names_the_file_being_written(tmp_path, monkeypatch):
 @pytest.mark.slow  # over 5 s on 2 shared cores: in the slow run, with the other long tests
 def test_a_book_in_the_pile_is_learnt_from_by_its_start():
     from tagger.labels import load_training_set
-    from tagger.selftraining import TEXT_MAX, self_train
+    from tagger.plan import PLAN
+    from tagger.selftraining import self_train
+
+    TEXT_MAX = PLAN.self_training.text_max
     from tagger.settings import TrainingSettings
 
     book = " ".join(["robots grasp cups with tactile sensing and vision"] * 100_000)
