@@ -202,7 +202,11 @@ class ModelCard:
         n_features = data.pop("n_features")
         features = {
             "analyzer": {"ngram_max": settings["ngram_max"]},
-            **{k: settings[k] for k in FEATURE_FIELDS if k != "ngram_max"},
+            **{
+                k: settings[k]
+                for k in FEATURE_FIELDS  # (one added later, as it was before: left out, as cards had it)
+                if k != "ngram_max" and not (k in BEFORE and settings[k] == BEFORE[k])
+            },
             "n_features": n_features,
         }
         classifier = {
@@ -230,7 +234,7 @@ class ModelCard:
             raise ValueError("the model card lacks or garbles features.analyzer")
         settings = {
             "ngram_max": analyzer.get("ngram_max"),
-            **{k: features.get(k) for k in FEATURE_FIELDS if k != "ngram_max"},
+            **{k: features.get(k, BEFORE.get(k)) for k in FEATURE_FIELDS if k != "ngram_max"},
             **{
                 k: classifier.get(k, BEFORE.get(k))  # settings added later: see settings.BEFORE
                 for k in TrainingSettings.field_names()

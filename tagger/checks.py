@@ -34,6 +34,7 @@ RANGES: dict[str, Range] = {
     # training settings (tagger.settings.TrainingSettings)
     "ngram_max": Range(1, 2, integer=True),
     "min_df": Range(1, 1000, integer=True),
+    "pair_min_df": Range(1, 1000, integer=True),
     "C": Range(1e-4, 1e4),
     "abstract_weight": Range(1e-4, 1e4),
     "description_weight": Range(1e-4, 1e4),

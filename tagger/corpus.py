@@ -128,10 +128,17 @@ class Corpus:
         return flat[np.arange(len(doc)) - first[doc] + begin[doc]], doc
 
     def fit(
-        self, rows: np.ndarray, ngram_max: int, sublinear_tf: bool, min_df: int, max_features: int | None
+        self,
+        rows: np.ndarray,
+        ngram_max: int,
+        sublinear_tf: bool,
+        min_df: int,
+        max_features: int | None,
+        pair_min_df: int = 1,
     ) -> tuple[Vocabulary, tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """The vocabulary fitted on ``rows`` and their matrix (data, indices, indptr), as
-        ``TfidfVectorizer.fit_transform`` makes them (its ValueErrors too)."""
+        ``TfidfVectorizer.fit_transform`` makes them (its ValueErrors too); with
+        ``pair_min_df``, a word pair is a feature only when that many of them hold it."""
         terms, doc = self._terms(rows, ngram_max)
         if not len(terms):
             raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
@@ -149,6 +156,11 @@ class Corpus:
         sorted_terms = present[np.argsort(self.ranks()[present])]  # scikit-learn's column order
         df = np.bincount(entry_term, minlength=len(self.names))[sorted_terms]
         mask = df >= min_df
+        if pair_min_df > min_df:
+            pairs = np.fromiter(
+                (" " in self.names[t] for t in sorted_terms.tolist()), bool, len(sorted_terms)
+            )
+            mask &= ~pairs | (df >= pair_min_df)
         if max_features is not None and mask.sum() > max_features:
             frequency = np.bincount(entry_term, weights=counts.astype(np.float64), minlength=len(self.names))
             keep = (-frequency[sorted_terms][mask]).argsort()[:max_features]

@@ -38,6 +38,7 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
         ngram_max: int = _DEFAULTS.ngram_max,
         sublinear_tf: bool = _DEFAULTS.sublinear_tf,
         min_df: int = _DEFAULTS.min_df,
+        pair_min_df: int = _DEFAULTS.pair_min_df,
         C: float = _DEFAULTS.C,
         balance_areas: bool = _DEFAULTS.balance_areas,
         bayes_weight: float = _DEFAULTS.bayes_weight,
@@ -48,6 +49,7 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
         self.ngram_max = ngram_max
         self.sublinear_tf = sublinear_tf
         self.min_df = min_df
+        self.pair_min_df = pair_min_df
         self.C = C
         self.balance_areas = balance_areas
         self.bayes_weight = bayes_weight

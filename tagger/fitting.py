@@ -202,7 +202,12 @@ def tfidf(corpus: Corpus, texts: list[str], settings: TrainingSettings, areas: i
     from scipy.sparse import csr_matrix
 
     vocabulary, (data, indices, indptr) = corpus.fit(
-        corpus.rows(texts), settings.ngram_max, settings.sublinear_tf, settings.min_df, features_max(areas)
+        corpus.rows(texts),
+        settings.ngram_max,
+        settings.sublinear_tf,
+        settings.min_df,
+        features_max(areas),
+        settings.pair_min_df,
     )
     return vocabulary, csr_matrix((data, indices, indptr), shape=(len(texts), len(vocabulary.terms)))
 

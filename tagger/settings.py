@@ -11,16 +11,18 @@ from .errors import UsageError
 from .features import TextAnalyzer
 
 # The fields that decide which features come out of a text (the rest fit the classifier).
-FEATURE_FIELDS = ("ngram_max", "sublinear_tf", "min_df")
+FEATURE_FIELDS = ("ngram_max", "sublinear_tf", "min_df", "pair_min_df")
 
 # The settings that are numbers (their ranges: tagger.checks.RANGES, one table for every number).
-NUMBERS = ("ngram_max", "min_df", "C", "abstract_weight", "description_weight", "pseudo_label_weight",
-           "bayes_weight", "bayes_smoothing", "review_accuracy", "max_iter")  # fmt: skip
+NUMBERS = (
+    "ngram_max", "min_df", "pair_min_df", "C", "abstract_weight", "description_weight",
+    "pseudo_label_weight", "bayes_weight", "bayes_smoothing", "review_accuracy", "max_iter",
+)  # fmt: skip
 
 
 # What a setting was before it existed: a model card written before lacks it, and reads back
 # as the model it describes was trained (its retrain keeps the same recipe).
-BEFORE: dict[str, object] = {"bayes_weight": 0.0}
+BEFORE: dict[str, object] = {"bayes_weight": 0.0, "pair_min_df": 1}
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,8 @@ class TrainingSettings:
     """How features are made and the classifier is fitted.
 
     ``ngram_max``: 1 for single words, 2 for single words and neighbouring pairs.
+    ``min_df``: a term is a feature when at least this many training documents hold it;
+    ``pair_min_df``: a word pair, when at least this many do (and ``min_df``).
     ``balance_areas``: every area's labelled abstracts together weigh the same, whatever
     its size, and the model has no intercept (no area is a priori more likely); otherwise
     every abstract weighs the same and an intercept learns how common each area is.
@@ -47,6 +51,7 @@ class TrainingSettings:
     ngram_max: int = 2
     sublinear_tf: bool = True
     min_df: int = 1
+    pair_min_df: int = 1
     C: float = 30.0
     balance_areas: bool = True
     abstract_weight: float = 0.1
