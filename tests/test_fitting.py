@@ -12,6 +12,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import ComplementNB
 
 from tagger.card import ModelCard
+from tagger.features import TextAnalyzer
 from tagger.fitting import BlendedClassifier
 from tagger.settings import TrainingSettings
 
@@ -227,3 +228,24 @@ def test_a_corpus_sent_to_a_worker_makes_the_same_matrices(before, after):
     got = copy.fit(copy.rows(before + after), 2, True, 1, None)
     assert [a.tolist() for a in got[1]] == [a.tolist() for a in expected[1]]
     assert pickle.loads(pickle.dumps(Corpus())).rows(["x y"]).tolist() == [0]
+
+
+@given(texts=corpus_texts, pair_min_df=st.integers(1, 3))
+def test_pair_min_df_keeps_every_word_and_the_pairs_of_that_many_documents(texts, pair_min_df):
+    """A smaller model's rule: every single word stays a feature; a word pair only when
+    ``pair_min_df`` documents hold it; the rest of the vocabulary is what it was."""
+    from tagger.corpus import Corpus
+
+    corpus = Corpus()
+    rows = corpus.rows(texts)
+    try:
+        everything, _ = corpus.fit(rows, 2, True, 1, None)
+    except ValueError:
+        return  # (no term at all: refused as scikit-learn refuses it)
+    fitted, _ = corpus.fit(rows, 2, True, 1, None, pair_min_df=pair_min_df)
+    names = corpus.names
+    kept = {names[t] for t in fitted.terms.tolist()}
+    every = {names[t] for t in everything.terms.tolist()}
+    documents = [set(TextAnalyzer(2)(text)) for text in texts]
+    expected = {term for term in every if " " not in term or sum(term in d for d in documents) >= pair_min_df}
+    assert kept == expected
