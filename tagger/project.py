@@ -335,16 +335,17 @@ class Project:
         return self.training_set(), pile
 
     def replaced(self, training_set):
-        """The model a retrain here replaces: the one in :attr:`save_to`; with none saved
-        there yet, the model that tagged until now (``./models``, else the shipped one) when
-        it has the same areas (a new project's first retrain replaces the shipped model);
-        else None. Its searched settings are kept while the labels changed little."""
-        from .model import load_model
+        """The model a retrain here replaces: the one in :attr:`save_to` (the folder that tags
+        when none is named, or the one named); with none there that loads, the shipped model
+        when it has the same areas (a new project's first retrain replaces it); else None.
+        Its searched settings are kept while the labels changed little."""
+        from .model import shipped_model_dir
         from .retraining import previous_model
 
         previous = previous_model(self.save_to)
-        if previous is None and not self.data and (before := load_model()).areas == training_set.slugs:
-            previous = before
+        if previous is None and not self.data:
+            before = previous_model(shipped_model_dir())
+            previous = before if before is not None and before.areas == training_set.slugs else None
         return previous
 
     def run(self, previous=None, search: bool = False, corpus=None):
