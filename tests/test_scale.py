@@ -294,8 +294,12 @@ def client():
     pytest.importorskip("dask.dataframe")
     distributed = pytest.importorskip("distributed")
     with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        distributed.LocalCluster(  # on loopback only, the dashboard on a free port (8787 may be taken)
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
