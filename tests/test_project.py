@@ -135,26 +135,27 @@ def test_init_never_writes_through_a_symlink(capsys, tmp_path, monkeypatch):
 
 
 def test_init_on_a_full_disk_leaves_no_half_project_and_names_the_project(capsys, tmp_path, monkeypatch):
-    import errno
-    import shutil
+    """A real write that fails part way (the process may write files of 200 KB at most, as on
+    a disk that fills: labels.csv is twice that): one line naming the project, no half
+    project left, and a second init makes it whole."""
+    import resource
+    import signal
+    import subprocess
+    import sys
 
-    monkeypatch.chdir(tmp_path)
-    copies = []
-    original = shutil.copyfile
+    def small_files() -> None:  # (in the child only)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails, not kills
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
 
-    def full_disk(source, target, **options):
-        copies.append(target)
-        if len(copies) == 3:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return original(source, target, **options)
-
-    monkeypatch.setattr(shutil, "copyfile", full_disk)
-    status, _, err = run(capsys, "init", "p")
-    assert status != 0 and "No space left on device" in err
-    assert "site-packages" not in err and "taxonomy" not in err and "p" in err
+    done = subprocess.run(
+        [sys.executable, "-m", "tagger", "init", "p"],
+        cwd=tmp_path, capture_output=True, text=True, preexec_fn=small_files, timeout=60,
+    )  # fmt: skip
+    assert done.returncode != 0 and "File too large" in done.stderr and "Traceback" not in done.stderr
+    assert "site-packages" not in done.stderr and "taxonomy" not in done.stderr and "p" in done.stderr
     left = sorted(str(path.relative_to(tmp_path / "p")) for path in (tmp_path / "p").rglob("*"))
     assert left in ([], ["labels", "seeds"])  # no file of a project, no hidden staging folder
-    monkeypatch.setattr(shutil, "copyfile", original)
+    monkeypatch.chdir(tmp_path)
     assert run(capsys, "init", "p")[0] == 0  # and a second init makes it whole
     assert (tmp_path / "p" / "labels" / "labels.csv").stat().st_size > 1000
 

@@ -161,19 +161,26 @@ def test_an_output_inside_an_input_folder_is_refused(capsys, tmp_path):
     assert not (tmp_path / "d" / "new.txt").exists()
 
 
-def test_a_full_disk_names_the_file_being_written(tmp_path, monkeypatch):
+def test_a_full_disk_names_the_file_being_written(tmp_path):
+    """A write that really fails (files of this process may hold 1,000 bytes at most, for the
+    moment, as on a disk that fills): the error names the file meant, not the temporary one,
+    and nothing is left behind."""
     import errno
+    import resource
+    import signal
 
-    import tagger.atomic
     from tagger.atomic import atomic_write
 
-    def full(descriptor):
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(tagger.atomic.os, "fsync", full)
-    with pytest.raises(OSError) as caught, atomic_write(tmp_path / "labels.csv") as stream:
-        stream.write("abstract_id,area\n")
-    assert caught.value.filename == str(tmp_path / "labels.csv") and caught.value.errno == errno.ENOSPC
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails, not kills
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1000, hard))
+    try:
+        with pytest.raises(OSError) as caught, atomic_write(tmp_path / "labels.csv") as stream:
+            stream.write("abstract_id,area\n" * 1000)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, handler)
+    assert caught.value.filename == str(tmp_path / "labels.csv") and caught.value.errno == errno.EFBIG
     assert not list(tmp_path.iterdir())
 
 
