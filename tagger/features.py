@@ -269,7 +269,7 @@ class TfidfFeatures:
         self.idf = idf
         self.sublinear_tf = sublinear_tf
         if analyzer.ngram_max < 2 and (pair := next((term for term in vocabulary if " " in term), None)):
-            raise ValueError(f"the term {pair!r} is not one this analyser makes")
+            raise _not_made(pair)
         # scikit-learn's vocabulary is sorted: a few words (an abstract, a few hundred) are
         # found by binary search, and the tables of every word and pair (a third of a second
         # to build for 100,000 terms) are built for the first batch that pays for them.
@@ -280,7 +280,7 @@ class TfidfFeatures:
     def _lookup(self) -> _Lookup:
         """The tables of every word and pair of the vocabulary (built on first use)."""
         if self._tables is None:
-            self._tables = _Lookup(self.vocabulary, self.analyzer)
+            self._tables = _Lookup(self.vocabulary)
         return self._tables
 
     def _searching(self, texts: Sequence[str]) -> bool:
@@ -427,26 +427,15 @@ class _Lookup:
     """The tables :class:`TfidfFeatures` looks words and pairs up in: each word's feature (or
     STOP), each pair of word features' key (first * n + second, sorted) and its feature."""
 
-    def __init__(self, vocabulary: Sequence[str], analyzer: TextAnalyzer) -> None:
-        import pyarrow.compute as pc
-
+    def __init__(self, vocabulary: Sequence[str]) -> None:  # (of an analyser that makes pairs, if any)
         n = len(vocabulary)
-        terms = _arrow_terms(vocabulary)  # (split and looked up in pyarrow's kernels)
-        spaced = _numbers(pc.find_substring(terms, " "), np.int64) >= 0
+        spaced = np.fromiter((" " in term for term in vocabulary), bool, n)
         single, pairs = np.flatnonzero(~spaced), np.flatnonzero(spaced)
         self.word_feature: dict[str, int] = dict.fromkeys(STOP_WORDS, STOP)
         self.word_feature.update(zip([vocabulary[i] for i in single.tolist()], single.tolist()))
-        if len(pairs) and analyzer.ngram_max < 2:
-            raise ValueError(f"the term {vocabulary[pairs[0]]!r} is not one this analyser makes")
-        parts = pc.split_pattern(terms.take(pairs), " ")
-        bad = np.flatnonzero(_numbers(pc.list_value_length(parts), np.int32) != 2)
-        if not bad.size:
-            found = pc.index_in(parts.flatten(), value_set=terms.take(single))  # null: not a single word
-            words = np.where(_valid(found), single[np.maximum(_numbers(found, np.int32), 0)], NOT_A_TERM)
-            firsts, seconds = words[0::2], words[1::2]
-            bad = np.flatnonzero((firsts < 0) | (seconds < 0))
-        if bad.size:
-            raise ValueError(f"the term {vocabulary[pairs[bad[0]]]!r} is not one this analyser makes")
+        firsts, seconds = _pair_words(vocabulary, pairs, single, self.word_feature)
+        if (bad := np.flatnonzero((firsts < 0) | (seconds < 0))).size:
+            raise _not_made(vocabulary[pairs[bad[0]]])
         keys = firsts * n + seconds
         order = np.argsort(keys, kind="stable")
         self.arrow_lookup = None  # pyarrow's table of known words: made on first use
@@ -455,6 +444,34 @@ class _Lookup:
         self.arrow_features_of = np.append(np.array(list(self.word_feature.values()), np.int64), NOT_A_TERM)
         self.pair_keys = keys[order]
         self.pair_features = pairs.astype(np.int64)[order]
+
+
+def _pair_words(
+    vocabulary: Sequence[str], pairs: np.ndarray, single: np.ndarray, word_feature: dict[str, int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The features of the first and of the second word of each pair term (``pairs``: their
+    indices; a word that is not a single-word feature: below 0), split and looked up in
+    pyarrow's kernels (a third of a million pairs in a tenth of a second), or in Python without
+    pyarrow. A term of other than two words is refused."""
+    try:
+        import pyarrow.compute as pc
+    except ImportError:
+        words = [vocabulary[i].split(" ") for i in pairs.tolist()]
+        if (odd := next((k for k, w in enumerate(words) if len(w) != 2), None)) is not None:
+            raise _not_made(vocabulary[pairs[odd]]) from None
+        found = np.array([word_feature.get(w, NOT_A_TERM) for pair in words for w in pair], np.int64)
+        return found[0::2], found[1::2]
+    terms = _arrow_terms(vocabulary)
+    parts = pc.split_pattern(terms.take(pairs), " ")
+    if (uneven := np.flatnonzero(_numbers(pc.list_value_length(parts), np.int32) != 2)).size:
+        raise _not_made(vocabulary[pairs[uneven[0]]])
+    looked_up = pc.index_in(parts.flatten(), value_set=terms.take(single))  # null: not a single word
+    features = np.where(_valid(looked_up), single[np.maximum(_numbers(looked_up, np.int32), 0)], NOT_A_TERM)
+    return features[0::2], features[1::2]
+
+
+def _not_made(term: str) -> ValueError:
+    return ValueError(f"the term {term!r} is not one this analyser makes")
 
 
 # Texts of fewer characters than this for each term of a model's vocabulary are looked up by
