@@ -136,6 +136,12 @@ class Model:
             super().__setattr__("_coef_by_feature", by_feature)
         return self._coef_by_feature  # type: ignore[return-value]  # (set just above)
 
+    def _centred(self) -> np.ndarray:
+        """The weights by feature less their mean over areas: each term's push toward an area
+        (the softmax ignores what all areas share)."""
+        by_feature = self._by_feature()
+        return by_feature - by_feature.mean(axis=1, keepdims=True)
+
     def ready_for_large_batches(self) -> None:
         """Make now what large batches use (before worker processes are forked, which then
         share it): the weights by feature and the features' lookup tables."""
@@ -202,7 +208,7 @@ class Model:
     def area_terms(self, n: int = 12) -> dict[str, tuple[str, ...]]:
         """Each area's ``n`` terms of most weight toward it (its weight less the mean weight
         over areas, as :meth:`_top_terms` weighs them, without a text's TF-IDF)."""
-        centred = self._by_feature() - self._by_feature().mean(axis=1, keepdims=True)
+        centred = self._centred()
         return {
             area: tuple(self.vocabulary[i] for i in _first(-centred[:, k], n))
             for k, area in enumerate(self.areas)
@@ -220,7 +226,7 @@ class Model:
         """Per text, the terms with the largest push toward its area: TF-IDF value times the
         area's weight minus the mean weight over areas (the softmax ignores what all areas
         share), largest first, positive only."""
-        centred = self._by_feature() - self._by_feature().mean(axis=1, keepdims=True)
+        centred = self._centred()
         explanations = []
         for row, area in enumerate(areas):
             start, end = matrix.indptr[row], matrix.indptr[row + 1]

@@ -370,8 +370,8 @@ class Project:
 
         if training_set is None:
             training_set = self.training_set()
+        run = self.run(search=search, corpus=corpus)  # (retrain gives it the previous model's card)
         previous = self.replaced(training_set)
-        run = self.run(previous, search, corpus)
         return retrain(training_set, self.save_to, texts, unlabelled=unlabelled, run=run, previous=previous)
 
 

@@ -13,13 +13,6 @@ from .features import TextAnalyzer
 # The fields that decide which features come out of a text (the rest fit the classifier).
 FEATURE_FIELDS = ("ngram_max", "sublinear_tf", "min_df", "pair_min_df")
 
-# The settings that are numbers (their ranges: tagger.checks.RANGES, one table for every number).
-NUMBERS = (
-    "ngram_max", "min_df", "pair_min_df", "C", "abstract_weight", "description_weight",
-    "pseudo_label_weight", "bayes_weight", "bayes_smoothing", "review_accuracy", "max_iter",
-)  # fmt: skip
-
-
 # What a setting was before it existed: a model card written before lacks it, and reads back
 # as the model it describes was trained (its retrain keeps the same recipe).
 BEFORE: dict[str, object] = {"bayes_weight": 0.0, "pair_min_df": 1}
@@ -63,7 +56,7 @@ class TrainingSettings:
     max_iter: int = 5000
 
     def __post_init__(self) -> None:
-        for name in NUMBERS:
+        for name in NUMBERS:  # (each has its row in tagger.checks.RANGES, one table for every number)
             number(getattr(self, name), f"training setting {name}", name)
         for name in ("sublinear_tf", "balance_areas"):
             if not isinstance(getattr(self, name), bool):
@@ -87,6 +80,10 @@ class TrainingSettings:
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
         return tuple(f.name for f in fields(cls))
+
+
+# The settings that are numbers (the rest are switches): their fields of type int or float.
+NUMBERS = tuple(f.name for f in fields(TrainingSettings) if f.type in ("int", "float"))
 
 
 def default_settings(use_descriptions: bool) -> TrainingSettings:
