@@ -196,14 +196,14 @@ def parser() -> argparse.ArgumentParser:
     predict.add_argument(
         "--top-k",
         metavar="K",
-        type=_checked("--top-k", "top_k"),
+        type=_checked("--top-k"),
         help="tags: the K most likely areas (with --min-confidence, those at least that likely); "
         "default: the area, and the runner-up when at least 0.15 likely",
     )
     predict.add_argument(
         "--min-confidence",
         metavar="P",
-        type=_checked("--min-confidence", "min_confidence"),
+        type=_checked("--min-confidence"),
         help="tags: every area at least this likely (with --top-k, at most K of them)",
     )
     predict.add_argument(
@@ -220,12 +220,12 @@ def parser() -> argparse.ArgumentParser:
     predict.add_argument(
         "--review-below",
         metavar="X",
-        type=_checked("--review-below", "review_below"),
+        type=_checked("--review-below"),
         help="flag confidence below X (0 to 1) for review",
     )
     predict.add_argument(
         "--jobs",
-        type=_checked("--jobs", "jobs"),
+        type=_checked("--jobs"),
         metavar="N",
         help=f"processes to tag with (default and -1: all {batch_jobs()} cores)",
     )
@@ -249,7 +249,7 @@ def parser() -> argparse.ArgumentParser:
     )
     explain.add_argument(
         "--terms",
-        type=_checked("--terms", "terms"),
+        type=_checked("--terms"),
         default=10,
         metavar="N",
         help="terms to show (default 10)",
@@ -260,7 +260,7 @@ def parser() -> argparse.ArgumentParser:
         "suggest", help="the unlabelled abstracts whose labels would teach the model most"
     )
     inputs(suggest, "abstracts to choose from")
-    suggest.add_argument("--n", type=_checked("--n", "n"), default=10, help="how many (default 10)")
+    suggest.add_argument("--n", type=_checked("--n"), default=10, help="how many (default 10)")
     suggest.add_argument(
         "--format", choices=("text", "jsonl"), default="text", help="text lines, or one JSON object a line"
     )
@@ -269,7 +269,7 @@ def parser() -> argparse.ArgumentParser:
 
     label = commands.add_parser("label", help="label abstracts by hand, most useful first")
     inputs(label, "abstracts to label")
-    label.add_argument("--n", type=_checked("--n", "n"), default=20, help="how many to show (default 20)")
+    label.add_argument("--n", type=_checked("--n"), default=20, help="how many to show (default 20)")
     model(label)
     labelled(label)
     label.add_argument(
@@ -284,7 +284,7 @@ def parser() -> argparse.ArgumentParser:
     )
     label.add_argument(
         "--port",
-        type=_checked("--port", "port"),
+        type=_checked("--port"),
         help="with --web: the port (default: a free one)",
     )
     label.add_argument(
@@ -382,9 +382,9 @@ def parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _checked(option: str, what: str):
-    """An argparse type: the option's value checked by :func:`tagger.checks.number` as the
-    row ``what`` of its table says (the row Python's argument of that name has too)."""
+def _checked(option: str):
+    """An argparse type: the option's value checked by :func:`tagger.checks.number` as its
+    row of the table says (``--top-k``: ``top_k``, the row Python's argument has too)."""
     from .checks import number
 
-    return lambda text: number(text, option, what, from_text=True)
+    return lambda text: number(text, option, option.lstrip("-").replace("-", "_"), from_text=True)
