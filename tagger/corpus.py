@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .features import TextAnalyzer, evidence_from_counts
+from .features import SparseRows, TextAnalyzer, evidence_from_counts, tfidf_rows
 
 _PAIRS = TextAnalyzer(ngram_max=2)
 
@@ -135,8 +135,8 @@ class Corpus:
         min_df: int,
         max_features: int | None,
         pair_min_df: int = 1,
-    ) -> tuple[Vocabulary, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """The vocabulary fitted on ``rows`` and their matrix (data, indices, indptr), as
+    ) -> tuple[Vocabulary, SparseRows]:
+        """The vocabulary fitted on ``rows`` and their matrix, as
         ``TfidfVectorizer.fit_transform`` makes them (its ValueErrors too); with
         ``pair_min_df``, a word pair is a feature only when that many of them hold it."""
         terms, doc = self._terms(rows, ngram_max)
@@ -178,12 +178,13 @@ class Corpus:
         idf += 1.0
         vocabulary = Vocabulary(ngram_max, features, column, idf, sublinear_tf)
         kept = column[entry_term] >= 0
-        return vocabulary, _weighted(
-            vocabulary, entry_doc[kept], column[entry_term[kept]], counts[kept], len(rows)
+        shape = (len(rows), len(features))
+        return vocabulary, tfidf_rows(
+            entry_doc[kept], column[entry_term[kept]], counts[kept], shape, idf, sublinear_tf
         )
 
-    def matrix(self, vocabulary: Vocabulary, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The matrix of ``rows`` (data, indices, indptr) in ``vocabulary``, as
+    def matrix(self, vocabulary: Vocabulary, rows: np.ndarray) -> SparseRows:
+        """The matrix of ``rows`` in ``vocabulary``, as
         ``TfidfVectorizer.transform`` makes it (each row's columns ascending)."""
         terms, doc = self._terms(rows, vocabulary.ngram_max)
         column = _columns(vocabulary, terms)
@@ -191,7 +192,8 @@ class Corpus:
         n_columns = len(vocabulary.terms)
         keys, counts = np.unique(doc[known] * n_columns + column[known], return_counts=True)
         entry_doc, entry_column = np.divmod(keys, n_columns)
-        return _weighted(vocabulary, entry_doc, entry_column, counts, len(rows))
+        shape = (len(rows), n_columns)
+        return tfidf_rows(entry_doc, entry_column, counts, shape, vocabulary.idf, vocabulary.sublinear_tf)
 
     def known_words(self, vocabulary: Vocabulary, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:func:`tagger.features.known_words` of ``rows`` with the features of ``vocabulary``."""
@@ -210,20 +212,3 @@ def _columns(vocabulary: Vocabulary, terms: np.ndarray) -> np.ndarray:
     column = vocabulary.column
     inside = terms < len(column)
     return np.where(inside, column[np.where(inside, terms, 0)], -1)
-
-
-def _weighted(
-    vocabulary: Vocabulary, doc: np.ndarray, column: np.ndarray, counts: np.ndarray, n: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """TF-IDF values of the entries (in row order), each row l2-normed, as scikit-learn's
-    ``TfidfTransformer`` computes them."""
-    data = counts.astype(np.float64)
-    if vocabulary.sublinear_tf:
-        np.log(data, out=data)
-        data += 1.0
-    data *= vocabulary.idf[column]
-    norms = np.sqrt(np.bincount(doc, weights=data * data, minlength=n))
-    data /= norms[doc]  # (a row without entries has no entry to divide)
-    indptr = np.zeros(n + 1, dtype=np.int32)
-    np.cumsum(np.bincount(doc, minlength=n), out=indptr[1:])
-    return data, column.astype(np.int32), indptr

@@ -246,6 +246,29 @@ class SparseRows(NamedTuple):
         return csr_matrix((self.data, self.indices, self.indptr), shape=self.shape)
 
 
+def tfidf_rows(
+    row: np.ndarray,
+    column: np.ndarray,
+    counts: np.ndarray,
+    shape: tuple[int, int],
+    idf: np.ndarray,
+    sublinear: bool,
+) -> SparseRows:
+    """The TF-IDF matrix of a batch from each (row, column) entry's count of its term, the
+    entries in CSR order (by row, then column): each count (or ``1 + log`` of it) times its
+    column's idf, each row l2-normed, as scikit-learn's ``TfidfTransformer`` computes them.
+    Training's matrices and tagging's are both made here."""
+    values = counts.astype(np.float64)
+    if sublinear:
+        np.log(values, out=values)
+        values += 1.0
+    values *= idf[column]
+    values /= np.sqrt(np.bincount(row, weights=values * values, minlength=shape[0]))[row]
+    indptr = np.zeros(shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row, minlength=shape[0]), out=indptr[1:])
+    return SparseRows(values, column.astype(np.int32), indptr, shape)
+
+
 NOT_A_TERM = -1  # a word that is not a feature: it separates pairs
 STOP = -2  # a stop word: left out before pairing
 
@@ -321,15 +344,9 @@ class TfidfFeatures:
             parts.append(self._pair_terms(word_feature, row, n))
         keys = np.sort(np.concatenate(parts))  # by text, then by term: the CSR order
         starts = np.flatnonzero(np.diff(keys, prepend=-1))  # first of each run of one key
-        counts = np.diff(starts, append=len(keys)).astype(np.float64)
-        unique = keys[starts]
-        row_of, indices = np.divmod(unique, n_features)
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(row_of, minlength=n), out=indptr[1:])
-        values = 1.0 + np.log(counts) if self.sublinear_tf else counts
-        values *= self.idf[indices]
-        values /= np.sqrt(np.bincount(row_of, weights=values * values, minlength=n))[row_of]
-        return SparseRows(values, indices.astype(np.int32), indptr, (n, n_features)), known_words
+        row_of, indices = np.divmod(keys[starts], n_features)
+        counts = np.diff(starts, append=len(keys))
+        return tfidf_rows(row_of, indices, counts, (n, n_features), self.idf, self.sublinear_tf), known_words
 
     def _pair_terms(self, word_feature: np.ndarray, row: np.ndarray, n: int) -> np.ndarray:
         """The (text, term) keys of the pair features among neighbouring words: the pairs'

@@ -199,9 +199,7 @@ def words_to_learn_from(training_set: TrainingSet):
 def tfidf(corpus: Corpus, texts: list[str], settings: TrainingSettings, areas: int):
     """The vocabulary (:class:`tagger.corpus.Vocabulary`) of ``texts`` and their TF-IDF
     matrix, as the vectoriser of ``settings`` fits them (:func:`_vectorizer`)."""
-    from scipy.sparse import csr_matrix
-
-    vocabulary, (data, indices, indptr) = corpus.fit(
+    vocabulary, rows = corpus.fit(
         corpus.rows(texts),
         settings.ngram_max,
         settings.sublinear_tf,
@@ -209,15 +207,12 @@ def tfidf(corpus: Corpus, texts: list[str], settings: TrainingSettings, areas: i
         features_max(areas),
         settings.pair_min_df,
     )
-    return vocabulary, csr_matrix((data, indices, indptr), shape=(len(texts), len(vocabulary.terms)))
+    return vocabulary, rows.csr()
 
 
 def matrix(corpus: Corpus, vocabulary, texts: list[str]):
     """The TF-IDF matrix of ``texts`` in a fitted ``vocabulary`` (see :func:`tfidf`)."""
-    from scipy.sparse import csr_matrix
-
-    data, indices, indptr = corpus.matrix(vocabulary, corpus.rows(texts))
-    return csr_matrix((data, indices, indptr), shape=(len(texts), len(vocabulary.terms)))
+    return corpus.matrix(vocabulary, corpus.rows(texts)).csr()
 
 
 class Fitted(NamedTuple):

@@ -162,7 +162,7 @@ def test_a_corpus_makes_the_matrices_of_scikit_learn_bit_for_bit(
         with pytest.raises(ValueError, match=str(error)[:20]):
             corpus.fit(corpus.rows(train), ngram_max, sublinear_tf, min_df, max_features)
         return
-    vocabulary, (data, indices, indptr) = corpus.fit(
+    vocabulary, (data, indices, indptr, _) = corpus.fit(
         corpus.rows(train), ngram_max, sublinear_tf, min_df, max_features
     )
     assert vocabulary.mapping(corpus.names) == vectorizer.vocabulary_
@@ -174,7 +174,7 @@ def test_a_corpus_makes_the_matrices_of_scikit_learn_bit_for_bit(
     )
     corpus.rows(["an abstract analysed after the fit: new words"])
     tested = vectorizer.transform(test)
-    data, indices, indptr = corpus.matrix(vocabulary, corpus.rows(test))
+    data, indices, indptr, _ = corpus.matrix(vocabulary, corpus.rows(test))
     assert (indptr.tolist(), indices.tolist(), data.tolist()) == (
         tested.indptr.tolist(),
         tested.indices.tolist(),
@@ -226,7 +226,7 @@ def test_a_corpus_sent_to_a_worker_makes_the_same_matrices(before, after):
             copy.fit(copy.rows(before + after), 2, True, 1, None)
         return
     got = copy.fit(copy.rows(before + after), 2, True, 1, None)
-    assert [a.tolist() for a in got[1]] == [a.tolist() for a in expected[1]]
+    assert [a.tolist() for a in got[1][:3]] == [a.tolist() for a in expected[1][:3]]
     assert pickle.loads(pickle.dumps(Corpus())).rows(["x y"]).tolist() == [0]
 
 
