@@ -479,10 +479,10 @@ def _pair_words(
         found = np.array([word_feature.get(w, NOT_A_TERM) for pair in words for w in pair], np.int64)
         return found[0::2], found[1::2]
     terms = _arrow_terms(vocabulary)
-    parts = pc.split_pattern(terms.take(pairs), " ")
+    parts = pc.split_pattern(terms.take(_arrow_indices(pairs)), " ")
     if (uneven := np.flatnonzero(_numbers(pc.list_value_length(parts), np.int32) != 2)).size:
         raise _not_made(vocabulary[pairs[uneven[0]]])
-    looked_up = pc.index_in(parts.flatten(), value_set=terms.take(single))  # null: not a single word
+    looked_up = pc.index_in(parts.flatten(), value_set=terms.take(_arrow_indices(single)))  # null: not a word
     features = np.where(_valid(looked_up), single[np.maximum(_numbers(looked_up, np.int32), 0)], NOT_A_TERM)
     return features[0::2], features[1::2]
 
@@ -526,6 +526,15 @@ def _arrow_terms(terms: Sequence[str]):
     if not terms:
         return _arrow_strings([])
     return pc.split_pattern(_arrow_strings(["\n".join(terms)]), "\n").flatten()
+
+
+def _arrow_indices(indices: np.ndarray):
+    """Whole numbers as a pyarrow array over their own buffer (given a numpy array, pyarrow
+    imports pandas to check what it is)."""
+    import pyarrow as pa
+
+    indices = np.ascontiguousarray(indices, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(indices), [None, pa.py_buffer(indices)])
 
 
 def _arrow_strings(strings: list[str], table: bytes | None = None):

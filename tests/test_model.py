@@ -164,6 +164,19 @@ def test_prediction_does_not_import_scikit_learn_nor_the_file_readers():
     assert result.stdout.strip() == "[]"
 
 
+def test_a_large_batch_does_not_import_pandas():
+    """Tagging thousands of abstracts reads the model's lookup tables into pyarrow without
+    pandas (a quarter of a second to import: pyarrow imports it to check a numpy array it
+    is given)."""
+    code = (
+        "import sys, tagger; text = 'deep neural networks for learning on graphs with attention %d';"
+        "tagger.predict([text % i for i in range(20000)]);"
+        "print(sorted(m for m in ('sklearn', 'pandas') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+
+
 @pytest.fixture
 def saved(seed_model, tmp_path):
     """A model folder to damage and edit (the seeds' model: 1 MB to write, not 33)."""
