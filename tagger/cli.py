@@ -17,6 +17,7 @@ from pathlib import Path
 
 from . import arguments, feedback, output, reading
 from .errors import InputError, TaggerError, UsageError
+from .labelstore import NONE
 from .prediction import COLUMNS as PREDICTION_COLUMNS
 from .prediction import NO_AREA
 from .project import Project
@@ -289,7 +290,8 @@ def _labels(args: argparse.Namespace) -> int:
         return 0
     output.write_table(rows, args.output, target, protected=protected)
     if args.output not in (None, "-"):
-        say(f"wrote {args.output}: {len(rows):,} labels")
+        none = sum(row["area"] == NONE for row in rows)
+        say(f"wrote {args.output}: {len(rows):,} labels" + (f" ({none:,} fit no area)" if none else ""))
     return 0
 
 
@@ -307,8 +309,8 @@ def _label(args: argparse.Namespace) -> int:
     queue = _queue(args, project, model, store, report)
     status = _report_reading(report)
 
-    def save(abstract: reading.Abstract, area: str):
-        answer = store.add(abstract, area)
+    def save(abstract: reading.Abstract, area: str, topic: str):
+        answer = store.add(abstract, area, topic)
         if answer.earlier:
             print(f"  (replaces the earlier label {answer.earlier})", flush=True)
         return answer
@@ -381,8 +383,7 @@ def _say_queue(queue, stream) -> None:
 def _say_saved(result, store) -> None:
     """The last line of a labelling session: what it saved, and where."""
     say(
-        f"labelled {len(result.labelled)}, skipped {result.skipped}; saved to {store.where}. "
-        "Retrain with 'tagger train'.",
+        f"{result.described()}; saved to {store.where}. Retrain with 'tagger train'.",
     )
 
 
@@ -424,6 +425,8 @@ def _train(args: argparse.Namespace) -> int:
     measured = (
         f" ({figures.labelled_abstracts} cross-validated)" if figures.labelled_abstracts != labelled else ""
     )
+    if training_set.no_area:
+        measured += f" and {training_set.no_area} that fit no area (not trained on)"
     say(
         f"trained on {labelled} labelled abstracts{measured}; {figures.scheme}: "
         f"accuracy {accuracy_text(figures.accuracy, figures.labelled_abstracts)}, "

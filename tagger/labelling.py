@@ -20,6 +20,7 @@ import numpy as np
 
 from .batch import chunked, tag_blocks
 from .labels import Area
+from .labelstore import NONE
 from .model import Model
 from .prediction import Prediction, predictions
 from .reading import Abstract
@@ -218,18 +219,29 @@ class SessionResult:
     def skipped(self) -> int:
         return len(self.skipped_at)
 
+    @property
+    def no_area(self) -> int:
+        """The answers that the abstract fits no area (:data:`~tagger.labelstore.NONE`)."""
+        return sum(area == NONE for _, area in self.labelled)
+
+    def described(self) -> str:
+        """``labelled 3 (1 fits no area), skipped 2``."""
+        none = f" ({self.no_area} {'fits' if self.no_area == 1 else 'fit'} no area)" if self.no_area else ""
+        return f"labelled {len(self.labelled)}{none}, skipped {self.skipped}"
+
 
 class Session:
     """Where a labelling session is in its queue, and what it answered: the one bookkeeping
     of the terminal labeller (:func:`label_session`) and the labelling page
-    (:mod:`tagger.web`). ``save(abstract, area)`` is called at once with every answer and
-    returns a receipt; ``unsave(receipt)`` takes the answer back (see
+    (:mod:`tagger.web`). ``save(abstract, area, topic)`` is called at once with every
+    answer (``topic``: what an abstract that fits no area is about, or "") and returns a
+    receipt; ``unsave(receipt)`` takes the answer back (see
     :meth:`tagger.labelstore.ProjectLabels.undo`) and returns whether it could."""
 
     def __init__(
         self,
         queue: list[Suggestion],
-        save: Callable[[Abstract, str], Any],
+        save: Callable[[Abstract, str, str], Any],
         unsave: Callable[[Any], Any] | None = None,
     ) -> None:
         self.queue = queue
@@ -247,10 +259,11 @@ class Session:
     def can_undo(self) -> bool:
         return bool(self.answered) and self.unsave is not None
 
-    def answer(self, area: str) -> Suggestion:
-        """Label the current abstract ``area`` (saved at once) and move on; returns it."""
+    def answer(self, area: str, topic: str = "") -> Suggestion:
+        """Label the current abstract ``area`` (saved at once; :data:`~tagger.labelstore.NONE`
+        with a ``topic`` if any: it fits no area) and move on; returns it."""
         item = self._item()
-        receipt = self.save(item.abstract, area)
+        receipt = self.save(item.abstract, area, topic)
         self.result.labelled.append((item.abstract.id, area))
         self.answered.append((self.index, receipt, area))
         self.index += 1
@@ -284,19 +297,35 @@ class Session:
 # The keys of labelling, one set for the terminal and the page (tagger.web): a letter means the
 # same in both, and no area's key on the page is one of them (the terminal's a and q, the page's
 # r, do nothing in the other). The terminal takes a guess's number or a slug besides.
-KEYS = {"skip": "s", "undo": "u", "areas": "a", "quit": "q", "retrain": "r"}
+KEYS = {"none": "n", "skip": "s", "undo": "u", "areas": "a", "quit": "q", "retrain": "r"}
 AREA_KEYS = "".join(key for key in "1234567890abcdefghijklmnopqrstuvwxyz" if key not in KEYS.values())
 
 HELP = (
     f"  {{keys}}: accept that guess · a slug (or its start): that area · {KEYS['areas']}: list all areas · "
+    f"{KEYS['none']} or {NONE} (and a topic if you like: '{NONE} graphs'): fits no area · "
     f"{KEYS['skip']}: skip · {KEYS['undo']}: undo the last answer · {KEYS['quit']}: quit"
 )
+
+
+def parse_no_area(answer: str) -> str | None:
+    """The topic of an answer that the abstract fits no area (``none``, or its key, alone or
+    followed by a topic: ``none graphs``), lower-cased with its spaces collapsed ("" when
+    none is given); None when the answer is not that."""
+    word, *topic = answer.split(None, 1) or [""]
+    if word.lower() not in (NONE, KEYS["none"]):
+        return None
+    return topic_of("".join(topic))
+
+
+def topic_of(text: str) -> str:
+    """A topic as it is kept: lower case, one line, one space between words."""
+    return " ".join(text.lower().split())
 
 
 def label_session(
     queue: list[Suggestion],
     areas: tuple[Area, ...],
-    save: Callable[[Abstract, str], Any],
+    save: Callable[[Abstract, str, str], Any],
     ask: Callable[[str], str],
     say: Callable[[str], None],
     width: int = 88,
@@ -350,6 +379,10 @@ def label_session(
             if answer == KEYS["areas"]:
                 say("  " + "  ".join(f"{area.slug} ({area.name})" for area in areas))
                 continue
+            if (topic := parse_no_area(typed)) is not None:
+                session.answer(NONE, topic)
+                say(f"  labelled {NONE} (fits no area)" + (f", about {topic}" if topic else ""))
+                break
             choice, could_be = _choice(answer, guesses, slugs)
             if could_be:
                 say(f"  {typed!r} starts {' and '.join(could_be)}: type more of it")

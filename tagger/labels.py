@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import LabelError, TaggerWarning
-from .labelstore import LABEL_COLUMNS, LABELS_FILE, WHO, RecordFile, digests_of_ids
+from .labelstore import LABEL_COLUMNS, LABELS_FILE, NONE, TOPIC, WHO, RecordFile, digests_of_ids
 from .reading import KEEP_ALL, Columns, abstract_id, read_abstracts
 
 AREAS_FILE = "areas.csv"
@@ -69,6 +69,7 @@ class TrainingSet:
     pseudo_labels: tuple[str, ...] = ()
     pile: tuple[str, ...] = ()  # the unlabelled abstracts the pseudo-labels were chosen from
     weights: tuple[float, ...] = ()  # each label's weight (scikit-learn's sample_weight); none: 1 each
+    no_area: int = 0  # abstracts labelled as fitting no area (labelstore.NONE): counted, not trained on
     # the name of the file each labelled text is from, by its id, where known
     files: Mapping[str, str] = field(default_factory=dict)
 
@@ -174,6 +175,12 @@ def load_areas(path: str | os.PathLike) -> tuple[Area, ...]:
             raise LabelError(
                 f"bad area slug {slug!r}", where=where, fix="Use lower-case letters, digits, '-' or '_'."
             )
+        if slug == NONE:
+            raise LabelError(
+                f"{NONE!r} is the answer for an abstract that fits no area, not an area",
+                where=where,
+                fix="Name the area otherwise; label abstracts that fit no area 'none'.",
+            )
         if slug in seen:
             raise LabelError(f"area {slug!r} is defined twice (first at {seen[slug]})", where=where)
         for column in ("name", "description"):
@@ -192,18 +199,21 @@ def load_areas(path: str | os.PathLike) -> tuple[Area, ...]:
 
 
 def load_labels(path: str | os.PathLike, areas: Sequence[Area]) -> list[Label]:
-    """The hand labels of ``labels.csv``, checked against ``areas``; one label per abstract."""
-    slugs = {area.slug for area in areas}
+    """The hand labels of ``labels.csv``, checked against ``areas`` (or :data:`NONE`: the
+    abstract fits no area); one label per abstract."""
+    slugs = {area.slug for area in areas} | {NONE}
     labels: dict[str, Label] = {}
     annotators: dict[str, str] = {}  # of each label kept
     disagreed: set[str] = set()  # abstracts two annotators labelled differently
-    for where, row in _rows(Path(path), LABEL_COLUMNS[:2], optional=WHO):
+    for where, row in _rows(Path(path), LABEL_COLUMNS[:2], optional=(*WHO, TOPIC)):
         abstract_id, area = row["abstract_id"], row["area"]
         if not abstract_id:
             raise LabelError("empty abstract_id", where=where, fix="Fill it in or delete the row.")
         if area not in slugs:
             raise LabelError(
-                f"unknown area {area!r}", where=where, fix=f"Use one of: {', '.join(sorted(slugs))}."
+                f"unknown area {area!r}",
+                where=where,
+                fix=f"Use one of: {', '.join(sorted(slugs - {NONE}))}, or {NONE} (fits no area).",
             )
         earlier, annotator = labels.get(abstract_id), row.get("annotator", "")
         if earlier and earlier.area != area and annotator and annotators[abstract_id] not in ("", annotator):
@@ -273,14 +283,16 @@ def load_training_set(
             where=first.where,
             fix="Add the abstract's file there, or delete the label.",
         )
+    trained = [digest for digest, label in joined.items() if label.area != NONE]
     return TrainingSet(
         areas=areas,
-        texts=tuple(documents[digest] for digest in joined),
-        labels=tuple(label.area for label in joined.values()),
-        ids=tuple(joined),
+        texts=tuple(documents[digest] for digest in trained),
+        labels=tuple(joined[digest].area for digest in trained),
+        ids=tuple(trained),
         use_descriptions=True,
         origin=str(labels_dir),
-        files={digest: files[digest] for digest in joined},
+        files={digest: files[digest] for digest in trained},
+        no_area=len(joined) - len(trained),
     )
 
 
@@ -424,7 +436,10 @@ def labelled_set(
         )
     _refuse_areas_alike(areas, origin)
     _refuse_two_areas_of_one_text(ids, areas, wheres)
-    slugs = list(order) if order is not None else sorted(set(areas))
+    trained = [i for i, area in enumerate(areas) if area != NONE]  # NONE: it fits no area
+    no_area = len(areas) - len(trained)
+    documents, areas, ids = ([values[i] for i in trained] for values in (documents, areas, ids))
+    slugs = [slug for slug in order if slug != NONE] if order is not None else sorted(set(areas))
     if len(slugs) < 2:
         raise LabelError(
             f"{len(slugs)} distinct area(s)", where=origin, fix="A classifier needs at least two areas."
@@ -436,6 +451,7 @@ def labelled_set(
         ids=tuple(ids),
         use_descriptions=False,
         origin=origin,
+        no_area=no_area,
     )
 
 

@@ -43,8 +43,16 @@ from .reading.records import Record
 from .reading.table import read_table
 
 LABELS_FILE = "labels.csv"
-LABEL_COLUMNS = ("abstract_id", "area", "title", "annotator", "labelled_at")
-WHO = LABEL_COLUMNS[3:]  # who gave each label of labels.csv, and when (UTC)
+WHO = ("annotator", "labelled_at")  # who gave each label of labels.csv, and when (UTC)
+NONE = "none"  # the answer for an abstract that fits no area: kept, exported, counted, never trained on
+TOPIC = "topic"  # the column of what such an abstract is about, where the annotator said
+LABEL_COLUMNS = ("abstract_id", "area", "title", *WHO, TOPIC)
+# why a column is added to a labels file that lacks it (the first answer that needs it)
+_ADDED_FOR = {
+    "annotator": "who gave each label",
+    "labelled_at": "when",
+    TOPIC: "what abstracts that fit no area are about",
+}
 LABELLED_ABSTRACTS_FILE = "labelled.jsonl"
 TITLE_WORDS = 12  # of the abstract, in labels.csv's title column: for people reading the file
 
@@ -229,7 +237,7 @@ LABELS_CSV = Columns(abstract="abstract_id", area="area", title="title", id="abs
 
 def read_labels_file(path: str | os.PathLike) -> RecordFile:
     """``labels.csv`` as records (a missing file: no records, the usual header)."""
-    return RecordFile(Path(path), "csv", LABELS_CSV, header=LABEL_COLUMNS, optional=WHO)
+    return RecordFile(Path(path), "csv", LABELS_CSV, header=LABEL_COLUMNS, optional=(*WHO, TOPIC))
 
 
 def digests_of_ids(abstracts: list[Abstract]) -> dict[str, set[str]]:
@@ -307,7 +315,8 @@ class ProjectLabels:
                 named.setdefault(name, areas.pop())
         return named
 
-    def add(self, abstract: Abstract, area: str) -> Answer:
+    def add(self, abstract: Abstract, area: str, topic: str = "") -> Answer:
+        """Label ``abstract`` ``area`` (:data:`NONE` with a ``topic``, if any: it fits no area)."""
         digest = abstract.digest
         self.abstracts_dir.mkdir(parents=True, exist_ok=True)
         with locked(self.labels_dir, self.abstracts_dir):
@@ -315,14 +324,7 @@ class ProjectLabels:
                 self._store_text(abstract, digest)
             labels = read_labels_file(self.where)
             labels.require("abstract", "area")
-            before = sum(record.fields is not None for record in labels.records)
-            if added := labels.add_columns(WHO):
-                warnings.warn(
-                    f"{self.where}: added the columns {', '.join(added)} (empty for the {before:,} labels "
-                    "before): who gave each label and when are kept from now on",
-                    TaggerWarning,
-                    stacklevel=2,
-                )
+            _add_columns(labels, (*WHO, TOPIC) if topic else WHO)
             matches = [  # this abstract's label by this annotator, or by nobody named
                 i
                 for i, record in enumerate(labels.records)
@@ -332,7 +334,7 @@ class ProjectLabels:
             ]
             earlier = labels.value(labels.records[matches[-1]], "area") if matches else None
             title = " ".join(abstract.text.split()[:TITLE_WORDS])
-            who = {"annotator": self.annotator, "labelled_at": _now()}
+            who = {"annotator": self.annotator, "labelled_at": _now(), **({TOPIC: topic} if topic else {})}
             written = labels.render({"abstract": digest, "area": area, "title": title}, columns=who)
             result = labels.answer(matches, written, digest, area, earlier)
             labels.save()
@@ -366,7 +368,7 @@ class ProjectLabels:
                 "abstract_id": digest,
                 "area": labels.value(record, "area"),
                 "title": labels.value(record, "title"),
-                **{name: labels.field(record, name) for name in WHO},
+                **{name: labels.field(record, name) for name in (*WHO, TOPIC)},
             }
             for record in labels.records
             if record.fields is not None
@@ -397,6 +399,18 @@ class ProjectLabels:
                 return False
             labels.save()
         return True
+
+
+def _add_columns(labels: RecordFile, names: Sequence[str]) -> None:
+    """Add the columns of ``names`` a labels file lacks, saying so (and why)."""
+    before = sum(record.fields is not None for record in labels.records)
+    if added := labels.add_columns(names):
+        warnings.warn(
+            f"{labels.path}: added the columns {', '.join(added)} (empty for the {before:,} labels before): "
+            f"{' and '.join(_ADDED_FOR[name] for name in added)} are kept from now on",
+            TaggerWarning,
+            stacklevel=3,
+        )
 
 
 def default_annotator() -> str:
@@ -456,21 +470,24 @@ class LabelledFile:
             if (digest := records.digest(record)) and records.value(record, "area")
         }
 
-    def add(self, abstract: Abstract, area: str) -> Answer:
+    def add(self, abstract: Abstract, area: str, topic: str = "") -> Answer:
         digest = abstract.digest
         with locked(self.where.parent):
             records = self._read()
+            if topic:
+                _add_columns(records, (TOPIC,))
+            named = {TOPIC: topic} if topic else None
             matches = [i for i, record in enumerate(records.records) if records.digest(record) == digest]
             if matches:
                 like = records.records[matches[0]]
                 earlier = records.value(records.records[matches[-1]], "area") or None
-                written = records.render({"area": area}, like=like)
+                written = records.render({"area": area}, like=like, columns=named)
             else:
                 earlier = None
                 values = {"id": digest, "title": abstract.title, "abstract": abstract.text, "area": area}
                 if not abstract.title:
                     del values["title"]
-                written = records.render(values)
+                written = records.render(values, columns=named)
             result = records.answer(matches, written, digest, area, earlier)
             records.save()
         return result

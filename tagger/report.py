@@ -18,6 +18,7 @@ import numpy as np
 
 from .evaluate import CALIBRATION_BINS, Bins
 from .formats import GZIP, TAGS, list_of, split_name
+from .labelstore import NONE
 from .model import Model
 from .schema import BY_NAME, PREDICTION_COLUMNS, RESERVED, Field
 
@@ -62,6 +63,8 @@ class Overview:
         self.every = Bins()
         self.labelled = Bins()
         self.unseen = Bins()  # the labelled abstracts the model was not trained on
+        self.no_area = 0  # abstracts labelled as fitting no area (never right: counted apart)
+        self.no_area_flagged = 0  # of them, those that need review
         self.lowest: list[tuple] = []  # (key, Row), the WORTH_A_LOOK least confident
         self.closest: list[tuple] = []  # the WORTH_A_LOOK with the closest runner-up
 
@@ -72,7 +75,10 @@ class Overview:
         self.review.update(chunk["area"][chunk["needs_review"]].tolist())
         self.confidence_sum += float(confidence.sum())
         self.every.add(confidence, np.zeros(n, dtype=bool))
-        labelled = labels != ""
+        none = labels == NONE
+        self.no_area += int(none.sum())
+        self.no_area_flagged += int((none & chunk["needs_review"]).sum())
+        labelled = (labels != "") & ~none
         self.labelled.add(confidence[labelled], (chunk["area"] == labels)[labelled])
         unseen = labelled & ~chunk["trained"] if "trained" in chunk else labelled
         self.unseen.add(confidence[unseen], (chunk["area"] == labels)[unseen])
@@ -394,6 +400,12 @@ def _confidence(overview: Overview, model: Model | None = None) -> str:
         )
     else:
         summary = "<p>None of these abstracts is labelled: no accuracy to set against the confidence.</p>"
+    if overview.no_area:
+        summary += (
+            f"<p>{overview.no_area:,} {'is' if overview.no_area == 1 else 'are'} labelled as fitting no "
+            f"area: {overview.no_area_flagged:,} of them "
+            f"({overview.no_area_flagged / overview.no_area:.0%}) need review.</p>"
+        )
     return (
         "<section id=confidence><h2>Confidence</h2>"
         f"<p>Mean confidence {overview.mean_confidence:.2f}; "

@@ -111,6 +111,30 @@ def test_three_answers_by_keyboard_and_an_undo_leave_two_labels(project, tmp_pat
     assert status == 0 and "labelled 2, skipped 0" in err
 
 
+def test_fits_no_area_by_key_and_by_button_with_a_topic_then_undone(project, tmp_path):
+    before = label_rows(project)
+    with labelling_page(project, tmp_path) as (page, driver):
+        body = driver.find_element(By.TAG_NAME, "body")
+        body.send_keys("n")
+        wait_for(driver, lambda d: progress(d).startswith("1 of 5 · 1 labelled (1 no area)"))
+        assert driver.find_element(By.ID, "feedback").text.startswith(
+            "labelled none (fits no area); the model"
+        )
+        topic = driver.find_element(By.ID, "topic")
+        topic.send_keys("Time series n s")  # letters typed in the field answer nothing
+        assert progress(driver).startswith("1 of 5")
+        driver.find_element(By.ID, "none").click()
+        wait_for(driver, lambda d: progress(d).startswith("2 of 5 · 2 labelled (2 no area)"))
+        assert topic.get_attribute("value") == ""
+        rows = label_rows(project)[len(before) :]
+        assert [(r["area"], r["topic"]) for r in rows] == [("none", ""), ("none", "time series n s")]
+        body.send_keys("u")
+        wait_for(driver, lambda d: progress(d).startswith("1 of 5 · 1 labelled (1 no area)"))
+        assert len(label_rows(project)) == len(before) + 1
+    status, err = page.stopped
+    assert status == 0 and "labelled 1 (1 fits no area), skipped 0" in err
+
+
 def test_the_retrain_result_shows_in_view_and_leaves_with_the_next_answer(project, tmp_path):
     """On a 1000-pixel window the retrain's figures are on screen, above the abstract and
     clear of the button bar (they sat below the abstract, behind it), until the next answer;

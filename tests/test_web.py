@@ -177,6 +177,21 @@ def test_the_page_counts_an_abstract_skipped_then_answered_after_an_undo_as_labe
         page.stop()
 
 
+def test_fits_no_area_is_an_answer_with_a_topic_of_text_only(project):
+    page = Page(project, "--n", "5")
+    try:
+        at = page.call("GET", "/api/state")["item"]["at"]
+        for topic in (["graphs"], 7, "x" * 201):
+            status, _, data = page.request("POST", "/api/answer", {"area": "none", "at": at, "topic": topic})
+            assert status == 409 and "a topic is text of at most 200 characters" in json.loads(data)["error"]
+        state = page.call("POST", "/api/answer", {"area": "none", "at": at, "topic": "  Graph\nMining "})
+        assert (state["answered"], state["no_area"], state["last"]["answer"]) == (1, 1, "none")
+        assert state["keys"]["none"] == "n" and "n" not in {area["key"] for area in state["areas"]}
+        assert [(r["area"], r["topic"]) for r in label_rows(project)[-1:]] == [("none", "graph mining")]
+    finally:
+        page.stop()
+
+
 @pytest.mark.slow  # starts a page server process or two (2-6 s): in the slow run
 def test_the_page_says_a_relabel_goes_beside_another_annotators_label(project):
     keep_labels(project, 12)

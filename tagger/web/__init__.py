@@ -33,8 +33,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from ..features import TextAnalyzer
-from ..labelling import AREA_KEYS, KEYS, Session, Suggestion
+from ..labelling import AREA_KEYS, KEYS, Session, Suggestion, topic_of
 from ..labels import Area
+from ..labelstore import NONE
 from ..model import Model
 from ..schema import located
 
@@ -42,6 +43,7 @@ HOST = "127.0.0.1"
 TOKEN_HEADER = "X-Tagger-Token"
 HIGHLIGHT_AREAS = 2  # the model's top areas whose terms are highlighted
 HIGHLIGHT_TERMS = 8  # terms per area
+MAX_TOPIC = 200  # characters of what an abstract that fits no area is about
 MAX_BODY = 4096  # bytes of a request body (an answer is a few dozen)
 MAX_CONNECTIONS = 32  # open at once; more are refused at once (503), not queued for ever
 SOCKET_TIMEOUT = 10.0  # seconds a connection may wait for a request's next bytes, or sit idle
@@ -92,10 +94,12 @@ class LabellingApp:
         return {
             "source": self.source,
             "areas": [{"slug": a.slug, "name": a.name, "key": keys.get(a.slug, "")} for a in self.areas],
-            "keys": KEYS,  # skip, undo, retrain: the terminal's letters
+            "keys": KEYS,  # none, skip, undo, retrain: the terminal's letters
+            "none": NONE,
             "total": len(session.queue),
             "position": session.index,
             "answered": len(session.result.labelled),
+            "no_area": session.result.no_area,
             "skipped": session.result.skipped,
             "can_undo": session.can_undo,
             "undo_at": session.answered[-1][0] if session.can_undo else None,
@@ -127,8 +131,9 @@ class LabellingApp:
             "current_note": item.current_note(),  # what an answer does to that label
         }
 
-    def answer(self, area: str | None, at: object = None) -> None:
-        """Label the current abstract ``area`` (None: skip); ``at`` is the place in the queue
+    def answer(self, area: str | None, at: object = None, topic: object = "") -> None:
+        """Label the current abstract ``area`` (None: skip; :data:`~tagger.labelstore.NONE`
+        with an optional ``topic``: it fits no area); ``at`` is the place in the queue
         of the abstract the page showed: an answer meant for another abstract (given in
         another tab meanwhile) is refused, never pinned on the one now current."""
         if self.session.current is None:
@@ -143,9 +148,11 @@ class LabellingApp:
             item = self.session.skip()
             self.last = {"id": item.abstract.id, "answer": None, **self._guess(item)}
             return
-        if area not in {a.slug for a in self.areas}:
+        if area not in {a.slug for a in self.areas} | {NONE}:
             raise PageError(f"unknown area {area!r}")
-        item = self.session.answer(area)
+        if not isinstance(topic, str) or len(topic) > MAX_TOPIC:
+            raise PageError(f"a topic is text of at most {MAX_TOPIC} characters")
+        item = self.session.answer(area, topic_of(topic) if area == NONE else "")
         self.last = {"id": item.abstract.id, "answer": area, **self._guess(item)}
 
     def _guess(self, item: Suggestion) -> dict:
@@ -365,7 +372,9 @@ class _Handler(BaseHTTPRequestHandler):
         app = self.server.app
         actions: dict[str, Callable[[], None]] = {
             "/api/answer": lambda: app.answer(
-                body.get("area") if isinstance(body.get("area"), str) else None, body.get("at")
+                body.get("area") if isinstance(body.get("area"), str) else None,
+                body.get("at"),
+                body.get("topic", ""),
             ),
             "/api/undo": lambda: app.undo(body.get("at")),
             "/api/retrain": app.start_retrain,

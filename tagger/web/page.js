@@ -45,7 +45,8 @@ function feedback(last, error) {
   }
   const guess = `the model said ${last.guess} ${Number(last.confidence).toFixed(2)}`;
   if (last.answer === null) { line.textContent = `skipped ${last.id}; ${guess}`; return; }
-  line.textContent = `labelled ${last.answer}; ${guess}`;
+  const answered = last.answer === state.none ? `${last.answer} (fits no area)` : last.answer;
+  line.textContent = `labelled ${answered}; ${guess}`;
   line.className = last.answer === last.guess ? "agree" : "differ";
 }
 
@@ -77,7 +78,8 @@ function render() {
   const s = state;
   for (const kbd of document.querySelectorAll("kbd[data-key]")) kbd.textContent = s.keys[kbd.dataset.key];
   $("source").textContent = s.source;
-  $("progress").textContent = `${s.position} of ${s.total} · ${s.answered} labelled · ${s.skipped} skipped`;
+  const none = s.no_area ? ` (${s.no_area} no area)` : "";
+  $("progress").textContent = `${s.position} of ${s.total} · ${s.answered} labelled${none} · ${s.skipped} skipped`;
   const report = $("report");
   report.hidden = !s.report;
   report.href = `/report?token=${encodeURIComponent(token)}`;
@@ -86,6 +88,7 @@ function render() {
   $("card").hidden = !item;
   $("done").hidden = !!item;
   $("skip").disabled = !item || busy;
+  $("none").disabled = !item || busy;
   $("undo").disabled = !s.can_undo || busy;
   const buttons = $("areas");
   buttons.replaceChildren();
@@ -138,6 +141,15 @@ function answer(slug) {
   if (state && state.item) send("/api/answer", { area: slug, at: state.item.at });
 }
 
+// "Fits no area", with the topic typed beside it (if any); the field is emptied once sent.
+function noArea() {
+  if (!state || !state.item) return;
+  const topic = $("topic").value;
+  $("topic").value = "";
+  $("topic").blur();
+  send("/api/answer", { area: state.none, at: state.item.at, topic });
+}
+
 function undo() {
   if (state && state.can_undo) send("/api/undo", { at: state.undo_at });
 }
@@ -149,6 +161,11 @@ async function refresh() {
 
 document.addEventListener("keydown", (event) => {
   if (!state || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (event.target === $("topic")) {  // typing a topic: Enter answers "fits no area", Escape leaves it
+    if (event.key === "Enter") { event.preventDefault(); noArea(); }
+    if (event.key === "Escape") $("topic").blur();
+    return;
+  }
   // A key held down repeats: one press is one answer, never a run of unread abstracts.
   if (event.repeat) { event.preventDefault(); return; }
   const key = event.key.toLowerCase();
@@ -157,10 +174,12 @@ document.addEventListener("keydown", (event) => {
   if (key === keys.retrain) { event.preventDefault(); if (state.retrain.available) send("/api/retrain"); return; }
   if (!state.item) return;
   if (key === keys.skip) { event.preventDefault(); answer(null); return; }
+  if (key === keys.none) { event.preventDefault(); noArea(); return; }
   const area = state.areas.find((a) => a.key === key);
   if (area) { event.preventDefault(); answer(area.slug); }
 });
 $("skip").addEventListener("click", () => answer(null));
+$("none").addEventListener("click", () => noArea());
 $("undo").addEventListener("click", () => undo());
 $("retrain").addEventListener("click", () => send("/api/retrain"));
 setInterval(() => { if (state && state.retrain.state === "running") refresh(); }, 1000);

@@ -1,0 +1,157 @@
+"""``none``: the answer for an abstract that fits no area. An answer like any other (kept,
+undoable, exported, counted), never suggested again, and not trained on."""
+
+import csv
+import io
+import json
+import sys
+
+import pytest
+from conftest import copy_project, run
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tagger.errors import LabelError
+from tagger.labelling import label_session
+from tagger.labels import labelled, load_areas, load_training_set
+from tagger.labelstore import NONE
+
+PILE = [
+    "We bound the regret of online convex optimisation with delayed feedback.",
+    "A recommender system ranks items for users from implicit feedback on a shopping site.",
+    "Robots learn grasping from human video demonstrations.",
+    "We forecast electricity demand from smart-meter time series with seasonal decomposition.",
+    "We quantise the weights of large language models to four bits for fast inference on GPUs.",
+]
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    copy_project(tmp_path, ("labels", "seeds", "models"))
+    (tmp_path / "pile.jsonl").write_text("".join(json.dumps({"abstract": t}) + "\n" for t in PILE))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def label_rows(folder) -> list[dict]:
+    return list(csv.DictReader(io.StringIO((folder / "labels" / "labels.csv").read_text(encoding="utf-8"))))
+
+
+def answer(monkeypatch, capsys, answers: str, *args: str):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(answers))
+    return run(capsys, "label", "pile.jsonl", *args)
+
+
+def test_none_is_an_answer_kept_with_its_topic_and_never_suggested_again(project, monkeypatch, capsys):
+    status, out, err = answer(monkeypatch, capsys, "none Recommender  systems\nn\n1\n", "--n", "3")
+    assert status == 0, err
+    assert out.count("  labelled none (fits no area)") == 2
+    rows = label_rows(project)[-3:]
+    assert [row["area"] for row in rows[:2]] == [NONE, NONE]
+    assert [row["topic"] for row in rows] == ["recommender systems", "", ""]
+    assert "labelled 3 (2 fit no area), skipped 0" in err
+    none_ids = {row["abstract_id"] for row in rows[:2]}
+    # never suggested again, nor shown again by label
+    status, out, _ = run(capsys, "suggest", "pile.jsonl", "--n", "10")
+    assert status == 0 and not none_ids & {line.split()[1] for line in out.splitlines()}
+    # exported with its topic and counted, never trained on
+    status, out, err = run(capsys, "labels", "-o", "all.csv")
+    exported = list(csv.DictReader(io.StringIO((project / "all.csv").read_text(encoding="utf-8"))))
+    assert [(r["area"], r["topic"]) for r in exported if r["abstract_id"] in none_ids] == [
+        (NONE, "recommender systems"),
+        (NONE, ""),
+    ]
+    training_set = load_training_set("labels", ["seeds"])
+    assert len(training_set.labels) == 39 and NONE not in training_set.labels
+    assert training_set.no_area == 2
+    status, _, err = run(capsys, "train", "--model", "again")
+    assert status == 0 and "2 that fit no area (not trained on)" in err
+
+
+def test_a_none_answer_is_undone_like_any_other(project, monkeypatch, capsys):
+    status, out, _ = answer(monkeypatch, capsys, "n\nu\n1\n", "--n", "2")
+    assert status == 0 and "  undone: none for " in out
+    rows = label_rows(project)
+    assert rows[-1]["area"] != NONE and len(rows) == 39
+
+
+def test_none_and_n_are_understood_in_any_case_and_an_empty_topic_is_none(project, monkeypatch, capsys):
+    status, out, _ = answer(monkeypatch, capsys, "NONE\nN   \n", "--n", "2")
+    assert status == 0 and out.count("labelled none") == 2
+    assert [row.get("topic", "") for row in label_rows(project)[-2:]] == ["", ""]
+
+
+@given(topic=st.text(st.characters(blacklist_categories=("Cs",)), max_size=40))
+def test_any_topic_is_kept_as_one_line_of_words(topic):
+    from tagger.labelling import parse_no_area
+
+    parsed = parse_no_area(f"none {topic}")
+    assert parsed is not None
+    assert parsed == " ".join(topic.lower().split())
+    assert parse_no_area(f"nonetheless {topic}") is None
+
+
+def test_no_area_of_ones_own_is_named_none(tmp_path):
+    (tmp_path / "areas.csv").write_text("slug,name,description,keywords\nnone,Nothing,d,\nbio,Bio,d,\n")
+    with pytest.raises(LabelError, match="'none' is the answer for an abstract that fits no area"):
+        load_areas(tmp_path / "areas.csv")
+
+
+def test_a_labelled_file_s_none_rows_are_counted_not_trained_on(tmp_path):
+    texts = ["Robots grasp.", "Robots walk.", "Cells divide.", "Genes encode.", "Users rate films."]
+    training_set = labelled(texts, ["bots", "bots", "bio", "bio", "none"])
+    assert training_set.slugs == ("bio", "bots") and training_set.no_area == 1
+    assert len(training_set.texts) == 4
+
+
+def test_the_session_passes_the_topic_to_the_store(shipped):
+    from tagger.labelling import Suggestion
+    from tagger.labels import Area
+    from tagger.reading import Abstract
+
+    queue = [
+        Suggestion(Abstract(f"p{i}", text, "pile", i + 1, i + 1), shipped.predict(text))
+        for i, text in enumerate(PILE[:2])
+    ]
+    saved = []
+    answers = iter(["none graphs", "none"])
+    result = label_session(
+        queue,
+        tuple(Area(slug, slug) for slug in shipped.areas),
+        lambda a, area, topic="": saved.append((a.id, area, topic)),
+        lambda _: next(answers),
+        lambda _: None,
+    )
+    assert saved == [("p0", NONE, "graphs"), ("p1", NONE, "")]
+    assert result.no_area == 2
+
+
+def test_the_report_counts_the_abstracts_that_fit_no_area_apart_from_the_accuracy(
+    project, monkeypatch, capsys
+):
+    status, _, err = answer(monkeypatch, capsys, "none recommender\n1\n", "--n", "2")
+    assert status == 0, err
+    assert run(capsys, "predict", "pile.jsonl", "-o", "tags.csv")[0] == 0
+    status, _, err = run(capsys, "report", "tags.csv", "-o", "r.html")
+    page = (project / "r.html").read_text()
+    assert status == 0 and "1 of these abstracts are labelled: the tag is right for" in page
+    assert "1 is labelled as fitting no area: " in page and "need review" in page
+
+
+def test_a_users_own_labelled_file_takes_none_with_its_topic_and_trains_without_it(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.csv").write_text(
+        "abstract,area\nRobots grasp cups.,bots\nLegged robots walk.,bots\nProteins fold.,bio\nGenes encode.,bio\n"
+    )
+    (tmp_path / "pile.txt").write_text("Users rate films on a website.\n\nRobot arms stack blocks.\n")
+    assert run(capsys, "train", "--data", "mine.csv", "--model", "own")[0] == 0
+    monkeypatch.setattr(sys, "stdin", io.StringIO("none Recommender\n"))
+    status, _, err = run(capsys, "label", "pile.txt", "--model", "own", "--data", "mine.csv", "--n", "1")
+    assert status == 0, err
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "mine.csv").read_text(encoding="utf-8"))))
+    assert (rows[-1]["area"], rows[-1]["topic"]) == (NONE, "recommender")
+    assert "added the columns topic (empty for the 4 labels before)" in err
+    status, _, err = run(capsys, "train", "--data", "mine.csv", "--model", "own")
+    assert status == 0 and "trained on 4 labelled abstracts and 1 that fit no area (not trained on)" in err
