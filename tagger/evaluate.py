@@ -77,11 +77,14 @@ def expected_calibration_error(
 
 def review_threshold(confidence: np.ndarray, correct: np.ndarray, target: float) -> float:
     """The lowest confidence t such that predictions with confidence >= t were right at least
-    ``target`` of the time; 1.0 when no such t exists (then every prediction needs review)."""
+    ``target`` of the time; 1.0 when no such t exists (then every prediction needs review).
+    Predictions of one confidence are flagged alike: t is never set inside a run of ties."""
     order = np.argsort(-confidence, kind="stable")
+    ranked = confidence[order]
     accuracy_above = np.cumsum(correct[order]) / np.arange(1, len(order) + 1)
-    meets = np.flatnonzero(accuracy_above >= target)
-    return float(confidence[order][meets[-1]]) if len(meets) else 1.0
+    last_of_its_confidence = np.append(ranked[1:] != ranked[:-1], True)
+    meets = np.flatnonzero((accuracy_above >= target) & last_of_its_confidence)
+    return float(ranked[meets[-1]]) if len(meets) else 1.0
 
 
 # With fewer labelled abstracts than this, an ECE says little (its bins hold a handful each):

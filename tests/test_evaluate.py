@@ -52,6 +52,27 @@ def test_review_threshold_is_the_lowest_confidence_meeting_the_target():
     assert review_threshold(confidence, np.zeros(6, bool), 0.9) == 1.0
 
 
+def test_review_threshold_never_splits_a_tie():
+    """Predictions of one confidence are all flagged or none: a threshold set inside a run
+    of ties (the confidence ceiling makes them) left the wrong ones of the run unflagged."""
+    confidence = np.array([0.97, 0.97, 0.97, 0.97, 0.9, 0.8])
+    correct = np.array([True, False, False, False, True, True])
+    assert review_threshold(confidence, correct, 0.9) == 1.0
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from([0.2, 0.5, 0.7, 0.9, 0.97]), st.booleans()), min_size=1, max_size=60),
+    st.sampled_from([0.5, 0.8, 0.93]),
+)
+def test_what_the_review_threshold_leaves_unflagged_meets_its_target(pairs, target):
+    confidence, correct = (np.array(x) for x in zip(*pairs))
+    threshold = review_threshold(confidence, correct, target)
+    unflagged = confidence >= threshold
+    assert threshold == 1.0 or correct[unflagged].mean() >= target
+    lower = confidence[confidence < threshold]  # and no lower threshold meets it
+    assert all(correct[confidence >= t].mean() < target for t in set(lower.tolist()))
+
+
 def test_summary_figures_and_confusion():
     slugs = ["a", "b", "c"]
     probabilities = np.array([[0.8, 0.1, 0.1], [0.6, 0.3, 0.1], [0.2, 0.7, 0.1]])
