@@ -112,12 +112,14 @@ class Calibration:
 @dataclass(frozen=True)
 class Review:
     """Predictions below ``threshold`` need review; at or above it, they were right
-    ``accuracy_unflagged`` of the time in cross-validation (aimed at ``target_accuracy``)."""
+    ``accuracy_unflagged`` of the time in cross-validation (aimed at ``target_accuracy``),
+    counting as wrong the ``no_area`` abstracts labelled as fitting no area, if any."""
 
     threshold: float
     target_accuracy: float
     share_flagged: float
     accuracy_unflagged: float
+    no_area: int | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
 
     def __post_init__(self) -> None:
         _require(0.0 <= self.threshold <= 1.0, "review.threshold")

@@ -69,7 +69,9 @@ class TrainingSet:
     pseudo_labels: tuple[str, ...] = ()
     pile: tuple[str, ...] = ()  # the unlabelled abstracts the pseudo-labels were chosen from
     weights: tuple[float, ...] = ()  # each label's weight (scikit-learn's sample_weight); none: 1 each
-    no_area: int = 0  # abstracts labelled as fitting no area (labelstore.NONE): counted, not trained on
+    # the abstracts labelled as fitting no area (labelstore.NONE): never a training document;
+    # the review threshold counts the model's tag of each as wrong (see tagger.training.train)
+    no_area_texts: tuple[str, ...] = ()
     # the name of the file each labelled text is from, by its id, where known
     files: Mapping[str, str] = field(default_factory=dict)
 
@@ -78,6 +80,10 @@ class TrainingSet:
             raise ValueError("texts, labels and ids differ in length")
         if self.weights and len(self.weights) != len(self.labels):
             raise ValueError("labels and weights differ in length")
+
+    @property
+    def no_area(self) -> int:
+        return len(self.no_area_texts)
 
     @property
     def slugs(self) -> tuple[str, ...]:
@@ -134,6 +140,7 @@ class TrainingSet:
                 "labels": list(self.labels),
                 "use_descriptions": self.use_descriptions,
                 **({"weights": list(self.weights)} if self.weights else {}),
+                **({"no_area": list(self.no_area_texts)} if self.no_area_texts else {}),
             },
             ensure_ascii=False,
         )
@@ -292,7 +299,7 @@ def load_training_set(
         use_descriptions=True,
         origin=str(labels_dir),
         files={digest: files[digest] for digest in trained},
-        no_area=len(joined) - len(trained),
+        no_area_texts=tuple(documents[digest] for digest, label in joined.items() if label.area == NONE),
     )
 
 
@@ -437,7 +444,7 @@ def labelled_set(
     _refuse_areas_alike(areas, origin)
     _refuse_two_areas_of_one_text(ids, areas, wheres)
     trained = [i for i, area in enumerate(areas) if area != NONE]  # NONE: it fits no area
-    no_area = len(areas) - len(trained)
+    no_area = tuple(text for text, area in zip(documents, areas) if area == NONE)
     documents, areas, ids = ([values[i] for i in trained] for values in (documents, areas, ids))
     slugs = [slug for slug in order if slug != NONE] if order is not None else sorted(set(areas))
     if len(slugs) < 2:
@@ -451,7 +458,7 @@ def labelled_set(
         ids=tuple(ids),
         use_descriptions=False,
         origin=origin,
-        no_area=no_area,
+        no_area_texts=no_area,
     )
 
 

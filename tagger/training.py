@@ -24,7 +24,7 @@ import logging
 import platform
 import warnings
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
@@ -499,14 +499,7 @@ def calibrate(
     )
     confidence = probabilities.max(axis=1)
     correct = right(probabilities, truth)
-    threshold = evaluate.review_threshold(confidence, correct, settings.review_accuracy)
-    share_flagged, accuracy_unflagged = evaluate.flagged_figures(confidence, correct, threshold)
-    review = Review(
-        threshold=round(threshold, 4),
-        target_accuracy=settings.review_accuracy,
-        share_flagged=share_flagged,
-        accuracy_unflagged=accuracy_unflagged,
-    )
+    review = _review(confidence, correct, settings.review_accuracy)
     evaluation = Evaluation(
         scheme=out_of_fold.scheme,
         **evaluate.summary(labels, probabilities, slugs),
@@ -515,6 +508,24 @@ def calibrate(
         ),
     )
     return CrossValidation(settings, selection, calibration, probabilities, correct, evaluation, review)
+
+
+def _review(confidence: np.ndarray, correct: np.ndarray, target: float, no_area: int | None = None) -> Review:
+    """The review threshold of predictions with ``confidence`` (``correct``: whether each was
+    right) that aims at ``target`` accuracy above it, and its figures."""
+    threshold = evaluate.review_threshold(confidence, correct, target)
+    share_flagged, accuracy_unflagged = evaluate.flagged_figures(confidence, correct, threshold)
+    return Review(round(threshold, 4), target, share_flagged, accuracy_unflagged, no_area)
+
+
+def reviewed_with_no_area(validation: CrossValidation, model: Model, texts: Sequence[str]) -> Review:
+    """The review threshold set with the abstracts labelled as fitting no area among the
+    predictions it judges, each one's tag wrong whatever it is (``model``, the final one,
+    never trained on them): so that the tags left unflagged are right as often as aimed at
+    in a pile that holds such abstracts."""
+    confidence = np.concatenate([validation.confidence, model.predict_proba(list(texts)).max(axis=1)])
+    correct = np.concatenate([validation.correct, np.zeros(len(texts), dtype=bool)])
+    return _review(confidence, correct, validation.review.target_accuracy, len(texts))
 
 
 def reusable_settings(
@@ -744,7 +755,10 @@ def train(
         figures = NewLabels(len(new), round(float(validation.correct[new].mean()), 4))
         validation = replace(validation, evaluation=replace(validation.evaluation, new_labels=figures))
     fitted = final["fitted"]
-    return export(fitted, model_card(training_set, validation, len(fitted.vocabulary.terms), record))
+    model = export(fitted, model_card(training_set, validation, len(fitted.vocabulary.terms), record))
+    if training_set.no_area_texts:
+        model = model.with_card(review=reviewed_with_no_area(validation, model, training_set.no_area_texts))
+    return model
 
 
 def descriptions_model(areas: tuple[Area, ...]) -> Model:

@@ -155,3 +155,26 @@ def test_a_users_own_labelled_file_takes_none_with_its_topic_and_trains_without_
     assert "added the columns topic (empty for the 4 labels before)" in err
     status, _, err = run(capsys, "train", "--data", "mine.csv", "--model", "own")
     assert status == 0 and "trained on 4 labelled abstracts and 1 that fit no area (not trained on)" in err
+
+
+@pytest.mark.slow  # two trainings of 427 labels (5 s): in the slow run
+def test_abstracts_that_fit_no_area_raise_the_review_threshold_over_them(training_set, shipped):
+    """The review threshold counts the final model's tag of each abstract labelled as fitting
+    no area as wrong: those it is sure of push the threshold above them."""
+    import dataclasses
+
+    import numpy as np
+
+    from tagger.plan import Plan
+    from tagger.training import Run, train
+
+    run = Run(plan=Plan(leave_one_out_max=0))
+    some = training_set.subset(range(0, len(training_set.labels), 8))
+    before = train(some, shipped.card.settings, run=run)
+    sure = sorted(some.texts, key=lambda text: -before.predict(text).confidence)[:40]
+    no_area = tuple(text.replace(".", " of the outside world.", 1) for text in sure)
+    after = train(dataclasses.replace(some, no_area_texts=no_area), shipped.card.settings, run=run)
+    assert (before.card.review.no_area, after.card.review.no_area) == (None, 40)
+    assert after.card.review.threshold > before.card.review.threshold
+    assert after.card.review.accuracy_unflagged >= 0.93 or after.card.review.threshold == 1.0
+    assert np.isclose(after.card.evaluation.accuracy, before.card.evaluation.accuracy)  # the same tags
