@@ -64,9 +64,13 @@ def agreement(labels: Iterable[tuple[str, str, str]]) -> Agreement:
 KAPPA_FROM = 20  # shared abstracts: with fewer, one answer swings kappa by a tenth or more
 
 
-def describe(found: Agreement, snippets: dict[str, str]) -> str:
+def describe(
+    found: Agreement, snippets: dict[str, str], finals: dict[str, tuple[str, str]] | None = None
+) -> str:
     """The agreement as text: a line a pair of annotators, then each disagreement with its
-    abstract's id, each annotator's area and a snippet (``snippets``: id -> title or words)."""
+    abstract's id, each annotator's area, the final label a review gave it and by whom
+    (``finals``: id -> (area, reviewer)), and a snippet (``snippets``: id -> title or words)."""
+    finals = finals or {}
     if not found.pairs:
         return "no abstract is labelled by two annotators: nothing to compare"
     lines = [
@@ -79,8 +83,19 @@ def describe(found: Agreement, snippets: dict[str, str]) -> str:
         )
         for p in found.pairs
     ]
-    lines.append(f"{len(found.disagreements)} disagreement(s) to review")
+    settled = sum(abstract in finals for abstract in found.disagreements)
+    n = len(found.disagreements)
+    if not n:
+        lines.append("0 disagreement(s) to review")
+    elif not settled:
+        lines.append(
+            f"{n} disagreement(s): none settled by review yet ('tagger label --review' settles them)"
+        )
+    else:
+        lines.append(f"{n} disagreement(s): {settled} settled by review, {n - settled} to review")
     for abstract, areas in found.disagreements.items():
         given = ", ".join(f"{name} {area}" for name, area in areas.items())
+        if abstract in finals:
+            given += " -> {} ({})".format(*finals[abstract])
         lines.append(f"  {abstract}  {given}  | {snippets.get(abstract, '')}")
     return "\n".join(lines)

@@ -104,10 +104,12 @@ def parser() -> argparse.ArgumentParser:
             "--label-column", metavar="NAME", default="area", help="with --data: of the areas (default area)"
         )
 
-    def inputs(command: argparse.ArgumentParser, what: str, piped: bool = False) -> None:
+    def inputs(
+        command: argparse.ArgumentParser, what: str, piped: bool = False, optional: bool = False
+    ) -> None:
         command.add_argument(
             "paths",
-            nargs="*" if piped else "+",
+            nargs="*" if piped or optional else "+",
             metavar="PATH",
             help=f"{what}: files ({reading.FORMAT_LIST}), folders, or -"
             + (" (default: - when text is piped in)" if piped else ""),
@@ -268,7 +270,7 @@ def parser() -> argparse.ArgumentParser:
     labelled(suggest)
 
     label = commands.add_parser("label", help="label abstracts by hand, most useful first")
-    inputs(label, "abstracts to label")
+    inputs(label, "abstracts to label (with --review: default the project's)", optional=True)
     label.add_argument("--n", type=_checked("--n"), default=20, help="how many to show (default 20)")
     model(label)
     labelled(label)
@@ -276,6 +278,12 @@ def parser() -> argparse.ArgumentParser:
         "--relabel",
         action="store_true",
         help="review labelled abstracts instead, those whose labels the model doubts most first",
+    )
+    label.add_argument(
+        "--review",
+        action="store_true",
+        help="settle disagreements: each abstract annotators labelled differently, with their answers; "
+        "yours is its final label",
     )
     label.add_argument(
         "--web",

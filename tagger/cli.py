@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import arguments, feedback, output, reading
 from .errors import InputError, TaggerError, UsageError
-from .labelstore import NONE
+from .labelstore import NONE, REVIEW, ROLE
 from .prediction import COLUMNS as PREDICTION_COLUMNS
 from .prediction import NO_AREA
 from .project import Project
@@ -282,11 +282,13 @@ def _labels(args: argparse.Namespace) -> int:
         target = output.format_for(args.output, args.format, default="jsonl")
     rows = project.label_rows()
     if args.agreement:
-        found = agreement((row["abstract_id"], row["annotator"], row["area"]) for row in rows)
+        given = [row for row in rows if row[ROLE] != REVIEW]  # the annotators': a review's are not
+        found = agreement((row["abstract_id"], row["annotator"], row["area"]) for row in given)
+        finals = {row["abstract_id"]: (row["area"], row["annotator"]) for row in rows if row[ROLE] == REVIEW}
         snippets = {
             row["abstract_id"]: row["title"] or " ".join(row["abstract"].split()[:12]) for row in rows
         }
-        print(describe(found, snippets))
+        print(describe(found, snippets, finals))
         return 0
     output.write_table(rows, args.output, target, protected=protected)
     if args.output not in (None, "-"):
@@ -300,8 +302,17 @@ def _label(args: argparse.Namespace) -> int:
 
     if args.port is not None and not args.web:
         raise UsageError("--port is for the labelling page", fix="Add --web, or leave --port out.")
+    if args.review and args.relabel:
+        raise UsageError("--review and --relabel are two ways through the labels", fix="Give one of them.")
+    if not args.paths and not args.review:
+        raise UsageError(
+            "give the abstracts to label",
+            fix="tagger label FILE_OR_FOLDER ... (--review reads the project's labelled abstracts).",
+        )
     project = _project(args)
-    store = project.store(args.annotator)
+    store = project.store(args.annotator, reviewing=args.review)
+    if not args.paths:  # a review: the project's labelled abstracts
+        args.paths = [str(folder) for folder in project.abstracts if Path(folder).exists()]
     model, areas = project.labelling_model(store)
     report = reading.ReadReport()
     if args.web:
@@ -328,7 +339,11 @@ def _label(args: argparse.Namespace) -> int:
         print(text, flush=True)
 
     if not queue:
-        say("nothing to label: every abstract given is labelled already")
+        say(
+            "nothing to review: every disagreement has a final label"
+            if args.review
+            else "nothing to label: every abstract given is labelled already"
+        )
         return status
     say(project.which_model(model))
     _say_queue(queue, sys.stdout)

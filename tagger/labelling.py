@@ -44,9 +44,13 @@ class Suggestion:
     prediction: Prediction
     current: str = ""  # the area it is labelled with now (when labels are reviewed)
     current_by: str = ""  # who gave it, when only other annotators did (an answer goes beside theirs)
+    answers: tuple[tuple[str, str], ...] = ()  # (annotator, area) of a disagreement to settle
 
     def current_note(self) -> str:
         """What an answer does to the label it has now (when labels are reviewed), or ""."""
+        if self.answers:
+            said = ", ".join(f"{name} {area}" for name, area in self.answers)
+            return f"annotators said {said}; your answer is the final label"
         if not self.current:
             return ""
         if self.current_by:
@@ -194,6 +198,26 @@ def relabel_queue(
     items = [Suggestion(a, guess, area, by) for (a, area, _, by), guess in zip(labelled, guesses)]
     items.sort(key=lambda item: item.prediction.scores.get(item.current, 0.0))
     return items[:n]
+
+
+def review_queue(
+    abstracts: Iterable[Abstract],
+    model: Model,
+    disagreements: dict[str, tuple[dict[str, str], tuple[str, str] | None]],
+    n: int,
+) -> list[Suggestion]:
+    """The first ``n`` abstracts (in the order read) that annotators labelled differently and
+    no review has settled yet (``disagreements``: see
+    :meth:`tagger.labelstore.ProjectLabels.disagreements`), each with their answers."""
+    unsettled = [
+        (a, given)
+        for a in _once_each(abstracts, set())
+        if (found := disagreements.get(a.digest)) and (given := found[0]) and found[1] is None
+    ][:n]
+    guesses = model.predict([a.document for a, _ in unsettled]) if unsettled else []
+    return [
+        Suggestion(a, guess, answers=tuple(given.items())) for (a, given), guess in zip(unsettled, guesses)
+    ]
 
 
 def _once_each(abstracts: Iterable[Abstract], excluded: set[str]) -> Iterator[Abstract]:

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import LabelError, TaggerWarning
-from .labelstore import LABEL_COLUMNS, LABELS_FILE, NONE, TOPIC, WHO, RecordFile, digests_of_ids
+from .labelstore import LABEL_COLUMNS, LABELS_FILE, NONE, REVIEW, ROLE, RecordFile, digests_of_ids
 from .reading import KEEP_ALL, Columns, abstract_id, read_abstracts
 
 AREAS_FILE = "areas.csv"
@@ -207,12 +207,15 @@ def load_areas(path: str | os.PathLike) -> tuple[Area, ...]:
 
 def load_labels(path: str | os.PathLike, areas: Sequence[Area]) -> list[Label]:
     """The hand labels of ``labels.csv``, checked against ``areas`` (or :data:`NONE`: the
-    abstract fits no area); one label per abstract."""
+    abstract fits no area); one label per abstract: a review's final label where there is one
+    (the latest), else the annotators' label when they agree (an abstract they labelled
+    differently is left out, with a warning that counts them)."""
     slugs = {area.slug for area in areas} | {NONE}
     labels: dict[str, Label] = {}
     annotators: dict[str, str] = {}  # of each label kept
     disagreed: set[str] = set()  # abstracts two annotators labelled differently
-    for where, row in _rows(Path(path), LABEL_COLUMNS[:2], optional=(*WHO, TOPIC)):
+    finals: dict[str, Label] = {}  # a review's final label of an abstract
+    for where, row in _rows(Path(path), LABEL_COLUMNS[:2], optional=LABEL_COLUMNS[3:]):
         abstract_id, area = row["abstract_id"], row["area"]
         if not abstract_id:
             raise LabelError("empty abstract_id", where=where, fix="Fill it in or delete the row.")
@@ -222,6 +225,9 @@ def load_labels(path: str | os.PathLike, areas: Sequence[Area]) -> list[Label]:
                 where=where,
                 fix=f"Use one of: {', '.join(sorted(slugs - {NONE}))}, or {NONE} (fits no area).",
             )
+        if row.get(ROLE) == REVIEW:
+            finals[abstract_id] = Label(abstract_id, area, row.get("title", ""), where)
+            continue
         earlier, annotator = labels.get(abstract_id), row.get("annotator", "")
         if earlier and earlier.area != area and annotator and annotators[abstract_id] not in ("", annotator):
             disagreed.add(abstract_id)
@@ -234,14 +240,19 @@ def load_labels(path: str | os.PathLike, areas: Sequence[Area]) -> list[Label]:
             )
         labels[abstract_id] = Label(abstract_id, area, row.get("title", ""), where)
         annotators[abstract_id] = annotator
+    _warn_unsettled(len(disagreed - finals.keys()))
+    kept = [finals.pop(i, label) for i, label in labels.items() if i not in disagreed or i in finals]
+    return kept + list(finals.values())
+
+
+def _warn_unsettled(disagreed: int) -> None:
     if disagreed:
         warnings.warn(
-            f"{len(disagreed)} abstract(s) labelled differently by two annotators: left out of training "
-            "until one label is chosen ('tagger labels --agreement' lists them)",
+            f"{disagreed} abstract(s) labelled differently by two annotators: left out of training "
+            "until a review settles them ('tagger label --review'; 'tagger labels --agreement' lists them)",
             TaggerWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    return [label for label in labels.values() if label.abstract_id not in disagreed]
 
 
 def load_training_set(
@@ -310,6 +321,7 @@ def read_labelled_file(path: str | os.PathLike, columns: Columns | None = None) 
     columns = columns or Columns()
     abstracts = []
     annotators: list[str] = []  # who gave each label, where the file says (tagger labels' export)
+    roles: list[str] = []  # and whether it is a review's final label
     reading = columns if columns.keep else replace(columns, keep=KEEP_ALL)
     for abstract in read_abstracts([path], columns=reading):
         if not abstract.area:
@@ -321,6 +333,7 @@ def read_labelled_file(path: str | os.PathLike, columns: Columns | None = None) 
         abstracts.append(abstract)
         fields = {str(name).strip().lower(): value for name, value in (abstract.extra or {}).items()}
         annotators.append(str(fields.get("annotator") or "").strip())
+        roles.append(str(fields.get(ROLE) or "").strip())
     return labelled_set(
         [a.document for a in abstracts],
         [a.area for a in abstracts],
@@ -328,6 +341,7 @@ def read_labelled_file(path: str | os.PathLike, columns: Columns | None = None) 
         ids=[a.digest for a in abstracts],
         wheres=[f"{a.source}:{a.line}" for a in abstracts],
         annotators=annotators if any(annotators) else None,
+        roles=roles,
     )
 
 
@@ -421,6 +435,7 @@ def labelled_set(
     order: Sequence[str] | None = None,
     wheres: Sequence[str] | None = None,
     annotators: Sequence[str] | None = None,
+    roles: Sequence[str] | None = None,
 ) -> TrainingSet:
     """A training set of labelled documents (title and abstract) without area descriptions:
     the areas are the distinct labels (sorted, or in ``order``). Refused: areas whose names
@@ -428,7 +443,8 @@ def labelled_set(
     areas, and a label that is no area name (see :func:`area_names`; ``wheres`` names each row
     in the messages). With ``annotators`` (who gave each label, as ``tagger labels`` exports
     them), a text several annotators labelled alike is one label, and one they labelled
-    differently is left out, with a warning that counts them, as the project's labels are."""
+    differently is left out, with a warning that counts them, unless a review gave it a final
+    label (``roles``: :data:`~tagger.labelstore.REVIEW` for those), as the project's labels are."""
     if len(documents) != len(areas):
         raise LabelError(
             f"{len(documents)} abstracts but {len(areas)} areas", where=origin, fix="Give one area each."
@@ -437,7 +453,7 @@ def labelled_set(
     areas = area_names(areas, wheres)
     ids = tuple(ids) if ids is not None else tuple(abstract_id(text) for text in documents)
     if annotators is not None:
-        keep = _settled(ids, areas, annotators)
+        keep = _settled(ids, areas, annotators, roles or [""] * len(ids))
         documents, areas, ids, wheres = (
             [values[i] for i in keep] for values in (documents, areas, ids, wheres)
         )
@@ -477,15 +493,21 @@ def _refuse_areas_alike(areas: Sequence[str], origin: str) -> None:
             )
 
 
-def _settled(ids: Sequence[str], areas: Sequence[str], annotators: Sequence[str]) -> list[int]:
-    """The rows to train on when each label has its annotator: one row of a text that
-    annotators labelled alike, none of one that two named annotators labelled differently
-    (counted in a warning); a text one annotator labelled twice is left to the usual refusal."""
+def _settled(
+    ids: Sequence[str], areas: Sequence[str], annotators: Sequence[str], roles: Sequence[str]
+) -> list[int]:
+    """The rows to train on when each label has its annotator: a text's final label where a
+    review gave one (its latest), else one row of a text that annotators labelled alike, none
+    of one that two named annotators labelled differently (counted in a warning); a text one
+    annotator labelled twice is left to the usual refusal."""
     rows: dict[str, list[int]] = {}
     for i, id_ in enumerate(ids):
         rows.setdefault(id_, []).append(i)
     keep, disagreed = [], 0
     for indices in rows.values():
+        if final := [i for i in indices if roles[i] == REVIEW]:
+            keep.append(final[-1])
+            continue
         named = {annotators[i] for i in indices if annotators[i]}
         if len({areas[i] for i in indices}) == 1 and len(named) > 1:
             keep.append(indices[0])  # labelled alike by several: one label
@@ -493,13 +515,7 @@ def _settled(ids: Sequence[str], areas: Sequence[str], annotators: Sequence[str]
             disagreed += 1  # labelled differently by two annotators: not settled
         else:
             keep += indices
-    if disagreed:
-        warnings.warn(
-            f"{disagreed} abstract(s) labelled differently by two annotators: left out of training "
-            "until one label is chosen",
-            TaggerWarning,
-            stacklevel=3,
-        )
+    _warn_unsettled(disagreed)
     return sorted(keep)
 
 

@@ -46,12 +46,15 @@ LABELS_FILE = "labels.csv"
 WHO = ("annotator", "labelled_at")  # who gave each label of labels.csv, and when (UTC)
 NONE = "none"  # the answer for an abstract that fits no area: kept, exported, counted, never trained on
 TOPIC = "topic"  # the column of what such an abstract is about, where the annotator said
-LABEL_COLUMNS = ("abstract_id", "area", "title", *WHO, TOPIC)
+ROLE = "role"  # the column that marks a reviewer's final label (REVIEW); empty for an annotator's
+REVIEW = "review"  # a final label, settling what annotators gave: training uses it, agreement does not
+LABEL_COLUMNS = ("abstract_id", "area", "title", *WHO, TOPIC, ROLE)
 # why a column is added to a labels file that lacks it (the first answer that needs it)
 _ADDED_FOR = {
     "annotator": "who gave each label",
     "labelled_at": "when",
     TOPIC: "what abstracts that fit no area are about",
+    ROLE: "which labels are a review's final ones",
 }
 LABELLED_ABSTRACTS_FILE = "labelled.jsonl"
 TITLE_WORDS = 12  # of the abstract, in labels.csv's title column: for people reading the file
@@ -237,7 +240,7 @@ LABELS_CSV = Columns(abstract="abstract_id", area="area", title="title", id="abs
 
 def read_labels_file(path: str | os.PathLike) -> RecordFile:
     """``labels.csv`` as records (a missing file: no records, the usual header)."""
-    return RecordFile(Path(path), "csv", LABELS_CSV, header=LABEL_COLUMNS, optional=(*WHO, TOPIC))
+    return RecordFile(Path(path), "csv", LABELS_CSV, header=LABEL_COLUMNS, optional=LABEL_COLUMNS[3:])
 
 
 def digests_of_ids(abstracts: list[Abstract]) -> dict[str, set[str]]:
@@ -260,10 +263,15 @@ class ProjectLabels:
     without its text. Both folders are locked meanwhile."""
 
     def __init__(
-        self, labels_dir: str | os.PathLike, abstracts_dir: str | os.PathLike, annotator: str | None = None
+        self,
+        labels_dir: str | os.PathLike,
+        abstracts_dir: str | os.PathLike,
+        annotator: str | None = None,
+        reviewing: bool = False,
     ) -> None:
         self.labels_dir, self.abstracts_dir = Path(labels_dir), Path(abstracts_dir)
         self.annotator = default_annotator() if annotator is None else annotator  # of its answers
+        self.reviewing = reviewing  # its answers are final labels (REVIEW), one an abstract
         self.where = self.labels_dir / LABELS_FILE
         self._names: dict[str, set[str]] | None = None  # of the texts in abstracts_dir, read once
 
@@ -293,14 +301,33 @@ class ProjectLabels:
         return self._texts().get(identifier) or {identifier}
 
     def current(self) -> dict[str, str]:
-        """Digest -> area of every label."""
+        """Digest -> area of every labelled abstract: its final label where a review gave
+        one, else its latest label."""
         labels = read_labels_file(self.where)
         labels.require("abstract", "area")
+        latest: dict[str, str] = {}
+        final: dict[str, str] = {}
+        for record in labels.records:
+            if record.fields is not None:
+                chosen = final if labels.field(record, ROLE) == REVIEW else latest
+                for digest in self._digests(labels.value(record, "abstract")):
+                    chosen[digest] = labels.value(record, "area")
+        return latest | final
+
+    def disagreements(self) -> dict[str, tuple[dict[str, str], tuple[str, str] | None]]:
+        """Digest -> (annotator -> area, and the final label and its reviewer, if any) of each
+        abstract that named annotators labelled differently (each one's latest label)."""
+        given: dict[str, dict[str, str]] = {}
+        final: dict[str, tuple[str, str]] = {}
+        for row in self.rows():
+            if row[ROLE] == REVIEW:
+                final[row["abstract_id"]] = (row["area"], row["annotator"])
+            elif row["annotator"]:
+                given.setdefault(row["abstract_id"], {})[row["annotator"]] = row["area"]
         return {
-            digest: labels.value(record, "area")
-            for record in labels.records
-            if record.fields is not None
-            for digest in self._digests(labels.value(record, "abstract"))
+            digest: (dict(sorted(areas.items())), final.get(digest))
+            for digest, areas in given.items()
+            if len(set(areas.values())) > 1
         }
 
     def by_name(self) -> dict[str, str]:
@@ -324,17 +351,19 @@ class ProjectLabels:
                 self._store_text(abstract, digest)
             labels = read_labels_file(self.where)
             labels.require("abstract", "area")
-            _add_columns(labels, (*WHO, TOPIC) if topic else WHO)
-            matches = [  # this abstract's label by this annotator, or by nobody named
+            _add_columns(labels, (*WHO, *((TOPIC,) if topic else ()), *((ROLE,) if self.reviewing else ())))
+            matches = [  # this abstract's label by this annotator (or nobody named), or its final one
                 i
                 for i, record in enumerate(labels.records)
                 if record.fields is not None
                 and digest in self._digests(labels.value(record, "abstract"))
-                and self._replaced_by_mine(labels.field(record, "annotator"))
+                and self._replaces(record, labels)
             ]
             earlier = labels.value(labels.records[matches[-1]], "area") if matches else None
             title = " ".join(abstract.text.split()[:TITLE_WORDS])
             who = {"annotator": self.annotator, "labelled_at": _now(), **({TOPIC: topic} if topic else {})}
+            if self.reviewing:
+                who[ROLE] = REVIEW
             written = labels.render({"abstract": digest, "area": area, "title": title}, columns=who)
             result = labels.answer(matches, written, digest, area, earlier)
             labels.save()
@@ -346,12 +375,22 @@ class ProjectLabels:
         beside theirs (see :meth:`add`), where an answer to any other replaces a label."""
         names: dict[str, set[str]] = {}
         for row in self.rows():
+            if row[ROLE] == REVIEW:
+                continue
             names.setdefault(row["abstract_id"], set()).add(row.get("annotator") or "")
         return {
             digest: ", ".join(sorted(who))
             for digest, who in names.items()
             if not any(self._replaced_by_mine(name) for name in who)
         }
+
+    def _replaces(self, record: Record, labels: RecordFile) -> bool:
+        """Whether this store's answer replaces ``record`` (of the same abstract): a final
+        label replaces the final one, an annotator's answer their own (see
+        :meth:`_replaced_by_mine`), never a final one."""
+        if (labels.field(record, ROLE) == REVIEW) != self.reviewing:
+            return False
+        return self.reviewing or self._replaced_by_mine(labels.field(record, "annotator"))
 
     def _replaced_by_mine(self, annotator: str) -> bool:
         """Whether this store's answer replaces a label by ``annotator`` (its own, or one by
@@ -368,7 +407,7 @@ class ProjectLabels:
                 "abstract_id": digest,
                 "area": labels.value(record, "area"),
                 "title": labels.value(record, "title"),
-                **{name: labels.field(record, name) for name in (*WHO, TOPIC)},
+                **{name: labels.field(record, name) for name in (*WHO, TOPIC, ROLE)},
             }
             for record in labels.records
             if record.fields is not None

@@ -213,15 +213,21 @@ class Project:
 
     # -- the labels --------------------------------------------------------------------------
 
-    def store(self, annotator: str | None = None):
+    def store(self, annotator: str | None = None, reviewing: bool = False):
         """Where answers are saved (see :mod:`tagger.labelstore`): the labelled file, or
         ``labels/`` with the texts in the first abstracts folder, each answer kept with its
-        ``annotator`` (default: the user's login name) and time."""
+        ``annotator`` (default: the user's login name) and time; ``reviewing``: each answer
+        is a review's final label (a project's labels only)."""
         from .labelstore import LabelledFile, ProjectLabels
 
         if self.data:
+            if reviewing:
+                raise UsageError(
+                    "--review settles the disagreements of a project's annotators, not a labelled file's",
+                    fix="Leave --data out, or label the file's abstracts without --review.",
+                )
             return LabelledFile(self.data, self.columns)
-        return ProjectLabels(self.labels, self.abstracts[0], annotator)
+        return ProjectLabels(self.labels, self.abstracts[0], annotator, reviewing)
 
     def label_rows(self) -> list[dict]:
         """Every hand label of the project with its text (``tagger labels``): abstract_id,
@@ -316,9 +322,12 @@ class Project:
 
     def queue(self, abstracts, model, store, n: int, relabel: bool = False):
         """The abstracts to label, most useful first (or, with ``relabel``, the labels the
-        model doubts most, judged out of fold)."""
-        from .labelling import relabel_queue, suggest
+        model doubts most, judged out of fold; for a reviewing store, the disagreements no
+        review has settled)."""
+        from .labelling import relabel_queue, review_queue, suggest
 
+        if getattr(store, "reviewing", False):
+            return review_queue(abstracts, model, store.disagreements(), n)
         current = store.current()
         if relabel:
             return relabel_queue(abstracts, model, current, n, self.training_set(), store.others_only())

@@ -116,7 +116,7 @@ def test_labels_are_exported_with_their_texts_and_annotators_agreement_measured(
     assert (
         f"alice and bob: 6 abstracts labelled by both, agreeing on 4 (67%), Cohen's kappa {kappa:.2f}" in out
     )
-    assert "2 disagreement(s) to review" in out
+    assert "2 disagreement(s): none settled by review yet" in out
     for i in (2, 5):
         assert re.search(rf"{abstract_id(TEXTS[i])}  alice {alice_areas[i]}, bob {bob_areas[i]}", out), out
     status, _, _ = run(capsys, "labels", "-o", project / "labels.jsonl")

@@ -19,7 +19,7 @@ from tagger.cli import main
 from tagger.errors import LabelError
 from tagger.labelling import Suggestion, label_session
 from tagger.labels import load_areas, load_labels, load_training_set, read_labelled_file
-from tagger.labelstore import LabelledFile, ProjectLabels
+from tagger.labelstore import NONE, REVIEW, LabelledFile, ProjectLabels
 from tagger.prediction import Prediction
 from tagger.reading import Abstract, abstract_id, read_abstracts
 
@@ -208,9 +208,11 @@ ODD = ["", " Odd\u2028line", " with\u0085next", " and\u2029paragraph", ' a "quot
 TEXTS = [f"Abstract number {i} about topic {i % 3}.{ODD[i % len(ODD)]}" for i in range(8)]
 OWN_AREAS = ("bots", "bio", "math")
 
+TOPICS = ["", "graphs", "Time  series", "hci é 漢字"]
 actions = st.lists(
     st.one_of(
         st.tuples(st.just("answer"), st.integers(0, 2)),
+        st.tuples(st.just("none"), st.integers(0, len(TOPICS) - 1)),  # fits no area, with a topic
         st.just(("skip", 0)),
         st.just(("undo", 0)),
         st.just(("quit", 0)),
@@ -254,9 +256,10 @@ def drive(queue, store, steps, areas):
                 else:
                     expected[undone] = before
         else:
-            replies.append(areas[value])
+            area = areas[value] if action == "answer" else NONE
+            replies.append(area if action == "answer" else f"{NONE} {TOPICS[value]}")
             answered.append((index, digest, expected.get(digest)))
-            expected[digest] = areas[value]
+            expected[digest] = area
             index += 1
     replies = iter(replies)
 
@@ -318,10 +321,12 @@ def test_a_users_file_holds_what_the_user_answered(tmp_path_factory, start, orde
     assert store.current() == expected
     if not expected and not path.exists():
         return
-    # Read back as training reads it: the same labels, by text.
-    if len(set(expected.values())) >= 2:
+    # Read back as training reads it: the same labels, by text ('none' counted, not trained on).
+    trained = {digest: area for digest, area in expected.items() if area != NONE}
+    if len(set(trained.values())) >= 2:
         training = read_labelled_file(path)
-        assert dict(zip(training.ids, training.labels)) == expected
+        assert dict(zip(training.ids, training.labels)) == trained
+        assert training.no_area == len(expected) - len(trained)
     if suffix == ".jsonl":
         untouched = {abstract_id(TEXTS[i]) for i in labelled} - {abstract_id(TEXTS[i]) for i in indices}
         old = [raw for raw, value in jsonl_records(path) if abstract_id(value["abstract"]) in untouched]
@@ -335,8 +340,10 @@ def test_a_users_file_holds_what_the_user_answered(tmp_path_factory, start, orde
             for _, value in jsonl_records(path)
             if abstract_id(value["abstract"]) in untouched
         )
-    elif before:
-        assert path.read_bytes().startswith(before.split(b"\r\n")[0] + b"\r\n")  # its header and line ends
+    elif before:  # its header (a topic column added if one was given) and line ends
+        head, written = before.split(b"\r\n")[0], path.read_bytes().split(b"\r\n")[0]
+        assert written in (head, head + b";topic", head + b"\ttopic")
+        assert path.read_bytes().startswith(written + b"\r\n")
 
 
 @given(
@@ -344,8 +351,12 @@ def test_a_users_file_holds_what_the_user_answered(tmp_path_factory, start, orde
     order=st.permutations(range(len(TEXTS))),
     steps=actions,
     relabel=st.booleans(),
+    reviewing=st.booleans(),
 )
-def test_a_projects_labels_hold_what_the_user_answered(tmp_path_factory, start, order, steps, relabel):
+def test_a_projects_labels_hold_what_the_user_answered(
+    tmp_path_factory, start, order, steps, relabel, reviewing
+):
+    """An annotator's answers, or a reviewer's (final labels beside the annotators')."""
     folder = tmp_path_factory.mktemp("project")
     (folder / "labels").mkdir()
     shutil.copy(ROOT / "labels" / "areas.csv", folder / "labels")
@@ -360,15 +371,23 @@ def test_a_projects_labels_hold_what_the_user_answered(tmp_path_factory, start, 
         "".join(json.dumps({"abstract": TEXTS[i]}, ensure_ascii=False) + "\n" for i in labelled),
         encoding="utf-8",
     )
-    store = ProjectLabels(folder / "labels", folder / "seeds")
+    store = ProjectLabels(folder / "labels", folder / "seeds", reviewing=reviewing)
     indices = [i for i in order if (i in labelled) == relabel]
     expected = drive(queue_of(indices), store, steps, SLUGS[:3])
     assert store.current() == expected
     rows = list(csv.DictReader(io.StringIO((folder / "labels" / "labels.csv").read_text(encoding="utf-8"))))
     assert {row["abstract_id"]: row["area"] for row in rows} == expected
-    assert len(rows) == len(expected)
+    given = [(row["abstract_id"], row["area"]) for row in rows if row.get("role", "") != REVIEW]
+    if reviewing:  # the annotators' labels stay as they were; one final label an abstract at most
+        assert given == [(abstract_id(TEXTS[i]), SLUGS[a]) for i, a in labelled.items()]
+        assert len(rows) - len(given) == len(
+            {row["abstract_id"] for row in rows if row.get("role") == REVIEW}
+        )
+    else:
+        assert len(rows) == len(given) == len(expected)
     training = load_training_set(folder / "labels", [folder / "seeds"])
-    assert dict(zip(training.ids, training.labels)) == expected
+    assert dict(zip(training.ids, training.labels)) == {d: a for d, a in expected.items() if a != NONE}
+    assert training.no_area == sum(area == NONE for area in expected.values())
 
 
 # -- kill -9 at random moments: at most the answer being written is lost -------------------

@@ -82,7 +82,11 @@ def measure(model, rows: list[dict]) -> dict:
         if a["n"]
     ]
     none = [r for r in rows if r["area"] == "none"]
-    flagged = [p.needs_review or p.area == "other" for p in predict(none)] if none else []
+    none_predictions = predict(none) if none else []
+    flagged = [p.needs_review or p.area == "other" for p in none_predictions]
+    # the pile as a user has it, the abstracts that fit no area among the rest (never right)
+    pile_unflagged = np.concatenate([unflagged, ~np.array(flagged, dtype=bool)])
+    pile_right = np.concatenate([strict, np.zeros(len(none), dtype=bool)])
     return {
         "n": len(labelled),
         "strict": float(strict.mean()),
@@ -94,6 +98,10 @@ def measure(model, rows: list[dict]) -> dict:
         "unflagged_strict": float(strict[unflagged].mean()) if unflagged.any() else float("nan"),
         "none_flagged": float(np.mean(flagged)) if flagged else float("nan"),
         "none": len(none),
+        "pile_unflagged": float(pile_unflagged.mean()),
+        "pile_unflagged_right": float(pile_right[pile_unflagged].mean())
+        if pile_unflagged.any()
+        else float("nan"),
         "per_area": per_area,
         "bins": calibration_bins(confidence, strict),
     }
@@ -114,6 +122,9 @@ def plan_value(name: str, value: str):
 # An experiment: the abstracts a reader found no area for, as an area of their own (with
 # --outside: its description the topics such abstracts are about), tagged "other".
 OUTSIDE = None
+# Whether the ``none`` abstracts among the training rows teach the review flag, as a project's
+# ``none`` labels do (tagger.training.reviewed_with_no_area); otherwise left out of training.
+NONE_TEACHES_REVIEW = False
 
 
 def outside_area():
@@ -171,6 +182,12 @@ def trained_with(
         labels=base.labels + tuple(OUTSIDE.slug if r["area"] == "none" else r["area"] for r in labelled),
         ids=base.ids + tuple(abstract_id(r["abstract"]) for r in labelled),
         weights=(1.0,) * len(base.labels) + tuple(weight(r) for r in labelled) if weight else (),
+        no_area_texts=base.no_area_texts
+        + tuple(
+            document(r["abstract"], r["title"])
+            for r in rows
+            if NONE_TEACHES_REVIEW and OUTSIDE is None and r["area"] == "none"
+        ),
     )
     started = time.perf_counter()
     model = train(training_set, settings, pile, Run(plan=plan) if plan else None)

@@ -4,7 +4,7 @@ Usage:
     python tests/benchmarks/bench_sources.py --proceedings MODERN.jsonl [MORE.jsonl ...]
         --preprints PREPRINTS.jsonl --conference CONFERENCE.jsonl
         [--folds 5] [--settings abstract_weight=0.1,C=10 ...] [--without-preprints] [--source-balanced]
-        [--title-repeats N] [--pile PILE.jsonl.gz --pile-size N] [--outside] [--title-features]
+        [--title-repeats N] [--pile PILE.jsonl.gz --pile-size N] [--outside] [--none-review] [--title-features]
         [--json FILE]
 
 The proceedings are ``../shared/bench/modern-labelled-dev.jsonl`` and ``modern-labelled-train.jsonl``
@@ -32,7 +32,10 @@ training settings (no search); ``--title-repeats N`` (an experiment) has the rec
 title N times before its abstract, in training and tagging; ``--pile`` self-trains every
 training on the first ``--pile-size`` abstracts of an unlabelled pile (those labelled left out);
 ``--outside`` (an experiment) trains the ``none`` abstracts as an area ``other`` of their own
-(a tag ``other`` counts as flagged for them, and as wrong for the others); ``--title-features``
+(a tag ``other`` counts as flagged for them, and as wrong for the others); ``--none-review``
+has the ``none`` abstracts of each training set the review threshold with the labelled ones
+(their tags counted wrong), as a project's ``none`` labels do (the figures "with them" count
+the held-out ``none`` abstracts among the rest, never right); ``--title-features``
 (an experiment) adds each title word as a feature of its own beside the words of the text.
 """
 
@@ -163,6 +166,7 @@ def show(name: str, results: dict) -> None:
                 f"{source:28s} n {f['n']:5d}  strict {f['strict']:.3f}  lenient {f['lenient']:.3f}  "
                 f"macro-F1 {f['macro_f1']:.3f}  ECE {f['ece']:.3f}  unflagged {f['unflagged']:.2f} "
                 f"right {f['unflagged_strict']:.3f}  none flagged {f['none_flagged']:.2f} of {f['none']}  "
+                f"(with them: unflagged {f['pile_unflagged']:.2f} right {f['pile_unflagged_right']:.3f})  "
                 f"lowest recall {low[1]} {low[0]:.2f}"
             )
             print(
@@ -234,6 +238,11 @@ def main() -> None:
     parser.add_argument(
         "--outside", action="store_true", help="an experiment: the 'none' abstracts as an area 'other'"
     )
+    parser.add_argument(
+        "--none-review",
+        action="store_true",
+        help="the 'none' abstracts of each training teach the review flag (as a project's do)",
+    )
     parser.add_argument("--title-repeats", type=int, default=1, help="an experiment: the title read N times")
     parser.add_argument("--json", type=Path, help="write every figure here too")
     args = parser.parse_args()
@@ -245,6 +254,10 @@ def main() -> None:
         import bench_modern
 
         bench_modern.OUTSIDE = bench_modern.outside_area()
+    if args.none_review:
+        import bench_modern
+
+        bench_modern.NONE_TEACHES_REVIEW = True
     from devdata import parse_settings
 
     searched = [] if args.settings_only else [("shipped recipe (settings searched)", None)]
