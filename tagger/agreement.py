@@ -99,3 +99,15 @@ def describe(
             given += " -> {} ({})".format(*finals[abstract])
         lines.append(f"  {abstract}  {given}  | {snippets.get(abstract, '')}")
     return "\n".join(lines)
+
+
+def described_agreement(rows: list[dict]) -> str:
+    """:func:`describe` of a project's labels (``tagger labels`` rows): the annotators'
+    agreement (a review's final labels are no annotator's), with what the review settled."""
+    from .labelstore import REVIEW, ROLE
+
+    given = [row for row in rows if row[ROLE] != REVIEW]
+    found = agreement((row["abstract_id"], row["annotator"], row["area"]) for row in given)
+    finals = {row["abstract_id"]: (row["area"], row["annotator"]) for row in rows if row[ROLE] == REVIEW}
+    snippets = {row["abstract_id"]: row["title"] or " ".join(row["abstract"].split()[:12]) for row in rows}
+    return describe(found, snippets, finals)

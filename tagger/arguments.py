@@ -274,12 +274,13 @@ def parser() -> argparse.ArgumentParser:
     label.add_argument("--n", type=_checked("--n"), default=20, help="how many to show (default 20)")
     model(label)
     labelled(label)
-    label.add_argument(
+    walk = label.add_mutually_exclusive_group()  # two ways through the labels
+    walk.add_argument(
         "--relabel",
         action="store_true",
         help="review labelled abstracts instead, those whose labels the model doubts most first",
     )
-    label.add_argument(
+    walk.add_argument(
         "--review",
         action="store_true",
         help="settle disagreements: each abstract annotators labelled differently, with their answers; "
@@ -299,6 +300,19 @@ def parser() -> argparse.ArgumentParser:
         "--annotator",
         metavar="NAME",
         help="who is answering, kept with each label in labels.csv (default: your login name)",
+    )
+    label.add_argument(
+        "--annotators",
+        metavar="NAMES",
+        type=_names,
+        help="with --web: one page server for several people (names separated by commas), "
+        "each with their own link, answers, undo and progress",
+    )
+    label.add_argument(
+        "--overlap",
+        action="store_true",
+        help="show abstracts others labelled already too (to measure agreement): your answers go "
+        "beside theirs; without it, each abstract goes to one annotator",
     )
 
     labels_command = commands.add_parser(
@@ -396,3 +410,11 @@ def _checked(option: str):
     from .checks import number
 
     return lambda text: number(text, option, option.lstrip("-").replace("-", "_"), from_text=True)
+
+
+def _names(text: str) -> list[str]:
+    """An argparse type: names separated by commas, each once (``ana,ben``)."""
+    names = list(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    if not names:
+        raise argparse.ArgumentTypeError(f"no name in {text!r}: give names separated by commas (ana,ben)")
+    return names

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import arguments, feedback, output, reading
 from .errors import InputError, TaggerError, UsageError
-from .labelstore import NONE, REVIEW, ROLE
+from .labelstore import NONE
 from .prediction import COLUMNS as PREDICTION_COLUMNS
 from .prediction import NO_AREA
 from .project import Project
@@ -249,8 +249,9 @@ def _queue(args: argparse.Namespace, project, model, store, report: reading.Read
     already (else read from the paths given)."""
     if abstracts is None:
         abstracts = reading.read_abstracts(args.paths, **_read_options(args, report))
+    relabel, overlap = getattr(args, "relabel", False), getattr(args, "overlap", False)
     with feedback.stages():
-        return project.queue(abstracts, model, store, args.n, relabel=getattr(args, "relabel", False))
+        return project.queue(abstracts, model, store, args.n, relabel=relabel, overlap=overlap)
 
 
 def _suggest(args: argparse.Namespace) -> int:
@@ -273,7 +274,7 @@ def _suggest(args: argparse.Namespace) -> int:
 
 
 def _labels(args: argparse.Namespace) -> int:
-    from .agreement import agreement, describe
+    from .agreement import described_agreement
 
     project = _project(args)
     protected = project.own_folders()
@@ -282,13 +283,7 @@ def _labels(args: argparse.Namespace) -> int:
         target = output.format_for(args.output, args.format, default="jsonl")
     rows = project.label_rows()
     if args.agreement:
-        given = [row for row in rows if row[ROLE] != REVIEW]  # the annotators': a review's are not
-        found = agreement((row["abstract_id"], row["annotator"], row["area"]) for row in given)
-        finals = {row["abstract_id"]: (row["area"], row["annotator"]) for row in rows if row[ROLE] == REVIEW}
-        snippets = {
-            row["abstract_id"]: row["title"] or " ".join(row["abstract"].split()[:12]) for row in rows
-        }
-        print(describe(found, snippets, finals))
+        print(described_agreement(rows))
         return 0
     output.write_table(rows, args.output, target, protected=protected)
     if args.output not in (None, "-"):
@@ -302,12 +297,15 @@ def _label(args: argparse.Namespace) -> int:
 
     if args.port is not None and not args.web:
         raise UsageError("--port is for the labelling page", fix="Add --web, or leave --port out.")
-    if args.review and args.relabel:
-        raise UsageError("--review and --relabel are two ways through the labels", fix="Give one of them.")
     if not args.paths and not args.review:
         raise UsageError(
             "give the abstracts to label",
             fix="tagger label FILE_OR_FOLDER ... (--review reads the project's labelled abstracts).",
+        )
+    if args.annotators and (not args.web or args.annotator is not None):
+        raise UsageError(
+            "--annotators names the people of one labelling page",
+            fix="Give --web and names separated by commas (--annotators ana,ben), without --annotator.",
         )
     project = _project(args)
     store = project.store(args.annotator, reviewing=args.review)
@@ -364,14 +362,19 @@ def _label_on_the_web(args: argparse.Namespace, project, model, store, areas, re
             yield abstract
 
     read = keeping(reading.read_abstracts(args.paths, **_read_options(args, report)))
-    queue = _queue(args, project, model, store, report, abstracts=read)
+    relabel, overlap = args.relabel, args.overlap
+    with feedback.stages():
+        desks = project.desks(
+            read, model, store, args.n, args.annotators or (), relabel=relabel, overlap=overlap
+        )
     status = _report_reading(report)
-    app = labelling_app(queue, areas, model, project, store, pile, ", ".join(args.paths))
+    app = labelling_app(desks, areas, model, project, pile, ", ".join(args.paths))
     say(project.which_model(model))
-    _say_queue(queue, sys.stderr)
+    _say_queue([item for queue, _ in desks.values() for item in queue], sys.stderr)
 
-    def started(address: str) -> None:
-        print(f"labelling page: {address}", flush=True)
+    def started(addresses: dict[str, str]) -> None:
+        for name, address in addresses.items():
+            print(f"labelling page{f' for {name}' if name else ''}: {address}", flush=True)
         say("(this machine only; Ctrl-C stops it, every answer is saved already)")
 
     try:
@@ -383,7 +386,8 @@ def _label_on_the_web(args: argparse.Namespace, project, model, store, areas, re
             f"cannot serve the page on port {args.port} ({error.strerror or error})",
             fix="Give another --port, or leave it out for a free one.",
         ) from None
-    _say_saved(app.session.result, store)
+    for name, session in app.sessions.items():
+        _say_saved(session.result, desks[name][1], name)
     return status
 
 
@@ -395,11 +399,11 @@ def _say_queue(queue, stream) -> None:
     )
 
 
-def _say_saved(result, store) -> None:
-    """The last line of a labelling session: what it saved, and where."""
-    say(
-        f"{result.described()}; saved to {store.where}. Retrain with 'tagger train'.",
-    )
+def _say_saved(result, store, who: str = "") -> None:
+    """The last line of a labelling session: what it saved, and where (``who``: by whom, when
+    one page served several annotators)."""
+    by = f"{who}: " if who else ""
+    say(f"{by}{result.described()}; saved to {store.where}. Retrain with 'tagger train'.")
 
 
 def _report(args: argparse.Namespace) -> int:

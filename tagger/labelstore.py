@@ -314,6 +314,16 @@ class ProjectLabels:
                     chosen[digest] = labels.value(record, "area")
         return latest | final
 
+    def mine(self) -> set[str]:
+        """The digests of the abstracts this store's annotator has labelled (as annotator,
+        or as reviewer when reviewing)."""
+        role = REVIEW if self.reviewing else ""
+        return {
+            row["abstract_id"]
+            for row in self.rows()
+            if row[ROLE] == role and (self.reviewing or row["annotator"] == self.annotator)
+        }
+
     def disagreements(self) -> dict[str, tuple[dict[str, str], tuple[str, str] | None]]:
         """Digest -> (annotator -> area, and the final label and its reviewer, if any) of each
         abstract that named annotators labelled differently (each one's latest label)."""

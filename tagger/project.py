@@ -320,8 +320,9 @@ class Project:
 
         return descriptions_model(areas), areas
 
-    def queue(self, abstracts, model, store, n: int, relabel: bool = False):
-        """The abstracts to label, most useful first (or, with ``relabel``, the labels the
+    def queue(self, abstracts, model, store, n: int, relabel: bool = False, overlap: bool = False):
+        """The abstracts to label, most useful first: those nobody labelled, or with
+        ``overlap`` those the store's annotator did not (or, with ``relabel``, the labels the
         model doubts most, judged out of fold; for a reviewing store, the disagreements no
         review has settled)."""
         from .labelling import relabel_queue, review_queue, suggest
@@ -331,7 +332,23 @@ class Project:
         current = store.current()
         if relabel:
             return relabel_queue(abstracts, model, current, n, self.training_set(), store.others_only())
-        return suggest(abstracts, model, n, exclude=set(current))
+        mine = store.mine() if overlap and hasattr(store, "mine") else set(current)
+        return suggest(abstracts, model, n, exclude=mine)
+
+    def desks(self, abstracts, model, store, n: int, names=(), relabel: bool = False, overlap: bool = False):
+        """Each annotator's queue and store for one labelling page, by name: ``names`` (else
+        the one ``store``, as ""); with ``overlap`` each their own queue of what they did not
+        label, else one queue dealt out in turn (each abstract to one of them)."""
+        reviewing = getattr(store, "reviewing", False)
+        stores = {name: self.store(name, reviewing) for name in names} or {"": store}
+        if len(stores) > 1 and overlap:
+            abstracts = list(abstracts)
+            return {
+                name: (self.queue(abstracts, model, mine, n, relabel, overlap), mine)
+                for name, mine in stores.items()
+            }
+        queue = self.queue(abstracts, model, store, n, relabel, overlap)
+        return {name: (queue[k :: len(stores)], mine) for k, (name, mine) in enumerate(stores.items())}
 
     # -- training ----------------------------------------------------------------------------
 

@@ -323,7 +323,7 @@ def test_label_errors_reach_the_command_line_as_one_line(capsys, tmp_path):
     status, _, err = run(capsys, "evaluate", "--labels", tmp_path / "labels", "--abstracts", *SEED_FILES)
     assert one_line_error(err, status) == (
         f"tagger: {tmp_path / 'labels' / 'labels.csv'}:40: unknown area 'astrology'. Use one of: generative, llm, "
-        "optimization, probabilistic, rl, robotics, safety, science, systems, theory, vision.\n"
+        "optimization, probabilistic, rl, robotics, safety, science, systems, theory, vision, or none (fits no area).\n"
     )
 
 
@@ -817,13 +817,13 @@ def test_an_answer_the_disk_cannot_hold_is_said_on_the_page(shipped):
     from tagger.reading import Abstract
     from tagger.web import TOKEN_HEADER, LabellingApp, start
 
-    def full_disk(abstract, area):
+    def full_disk(abstract, area, topic):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     queue = [
         Suggestion(Abstract("a1", "Robots grasp cups.", "pile", 1, 1), shipped.predict("Robots grasp cups."))
     ]
-    app = LabellingApp(Session(queue, full_disk), (Area("robotics", "Robotics"),), shipped, "pile")
+    app = LabellingApp({"ana": Session(queue, full_disk)}, (Area("robotics", "Robotics"),), shipped, "pile")
     server = start(app)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
@@ -831,7 +831,7 @@ def test_an_answer_the_disk_cannot_hold_is_said_on_the_page(shipped):
         port = server.server_address[1]
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         body = json.dumps({"area": "robotics", "at": 0})
-        headers = {TOKEN_HEADER: server.token, "Content-Type": "application/json"}
+        headers = {TOKEN_HEADER: next(iter(server.tokens)), "Content-Type": "application/json"}
         connection.request("POST", "/api/answer", body=body, headers=headers)
         response = connection.getresponse()
         answer = json.loads(response.read())

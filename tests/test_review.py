@@ -120,4 +120,4 @@ def test_review_needs_a_project_and_paths_are_needed_otherwise(project, capsys):
     status, _, err = run(capsys, "label")
     assert status == 1 and "give the abstracts to label" in err
     status, _, err = run(capsys, "label", "pile.jsonl", "--review", "--relabel")
-    assert status == 1 and "--review and --relabel" in err
+    assert status == 1 and "--relabel: not allowed with argument --review" in err

@@ -51,22 +51,35 @@ def write_pile(folder: Path, texts=PILE) -> Path:
 
 
 class Page:
-    """``tagger label PILE --web`` running in ``folder``: its address, and calls to it."""
+    """``tagger label PILE --web`` running in ``folder``: its address, and calls to it (with
+    ``people``, started with ``--annotators``: each one's address in ``addresses``, and the
+    calls made as the first of them until :meth:`as_` says otherwise)."""
 
-    def __init__(self, folder: Path, *args: str, pile: str = "pile.jsonl") -> None:
+    def __init__(
+        self, folder: Path, *args: str, pile: str = "pile.jsonl", people: tuple[str, ...] = ()
+    ) -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        named = ("--annotators", ",".join(people)) if people else ()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tagger", "label", pile, "--web", *args],
+            [sys.executable, "-m", "tagger", "label", pile, "--web", *args, *named],
             cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )  # fmt: skip
-        line = self.process.stdout.readline()
-        if not line.startswith("labelling page: "):
-            self.process.kill()
-            raise AssertionError(f"no address: {line!r} {self.process.stderr.read()}")
-        self.address = line.split(": ", 1)[1].strip()
+        self.addresses = {}
+        for name in people or ("",):
+            line = self.process.stdout.readline()
+            if not line.startswith(f"labelling page{f' for {name}' if name else ''}: "):
+                self.process.kill()
+                raise AssertionError(f"no address: {line!r} {self.process.stderr.read()}")
+            self.addresses[name] = line.split(": ", 1)[1].strip()
+        self.as_(next(iter(self.addresses)))
+
+    def as_(self, name: str) -> Page:
+        """Make the calls that follow as ``name`` (their token)."""
+        self.address = self.addresses[name]
         url = urlsplit(self.address)
         self.host, self.port = url.hostname, url.port
         self.token = url.query.removeprefix("token=")
+        return self
 
     def request(self, method: str, path: str, body=None, headers=None, token=True) -> tuple[int, dict, bytes]:
         connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
@@ -175,6 +188,53 @@ def test_the_page_counts_an_abstract_skipped_then_answered_after_an_undo_as_labe
         assert (state["position"], state["answered"], state["skipped"]) == (2, 2, 0)
     finally:
         page.stop()
+
+
+def test_one_page_server_gives_each_annotator_their_own_queue_answers_undo_and_progress(project):
+    page = Page(project, "--n", "4", people=("ana", "ben"))
+    try:
+        assert page.addresses["ana"] != page.addresses["ben"]
+        ana = page.as_("ana").call("GET", "/api/state")
+        ben = page.as_("ben").call("GET", "/api/state")
+        assert (ana["annotator"], ben["annotator"], ana["total"], ben["total"]) == ("ana", "ben", 2, 2)
+        assert ana["item"]["id"] != ben["item"]["id"]  # the queue dealt out: each abstract to one of them
+        page.as_("ana").answer("robotics")
+        ben = page.as_("ben").call("GET", "/api/state")
+        assert (ben["answered"], ben["position"], ben["can_undo"]) == (0, 0, False)  # ana's is not his
+        status, _, data = page.request("POST", "/api/undo", {"at": 0})
+        assert status == 409 and json.loads(data)["error"] == "nothing to undo"
+        page.answer("theory")
+        # the page's checks hold for each: another page's request with ben's token is refused
+        status, _, _ = page.request("POST", "/api/undo", {"at": 0}, headers={"Origin": "http://evil.example"})
+        assert status == 403
+        state = page.as_("ana").undo()
+        assert (state["answered"], state["last"]["answer"]) == (0, "robotics")
+        rows = label_rows(project)[-1:]
+        assert [(r["annotator"], r["area"]) for r in rows] == [("ben", "theory")]
+    finally:
+        status, err = page.stop()
+    assert status == 0 and "ana: labelled 0, skipped 0" in err and "ben: labelled 1, skipped 0" in err
+
+
+def test_with_overlap_each_annotator_sees_every_abstract_and_answers_go_beside(project):
+    page = Page(project, "--n", "3", "--overlap", people=("ana", "ben"))
+    try:
+        first = page.as_("ana").call("GET", "/api/state")["item"]["id"]
+        assert page.as_("ben").call("GET", "/api/state")["item"]["id"] == first
+        page.as_("ana").answer("robotics")
+        page.as_("ben").answer("rl")
+        rows = label_rows(project)[-2:]
+        assert [(r["annotator"], r["area"]) for r in rows] == [("ana", "robotics"), ("ben", "rl")]
+    finally:
+        page.stop()
+
+
+def test_annotators_are_for_one_page_only(project, capsys, monkeypatch):
+    from conftest import run
+
+    monkeypatch.chdir(project)
+    status, _, err = run(capsys, "label", "pile.jsonl", "--annotators", "ana,ben")
+    assert status == 1 and "--annotators names the people of one labelling page" in err
 
 
 def test_fits_no_area_is_an_answer_with_a_topic_of_text_only(project):
@@ -524,7 +584,7 @@ def test_the_report_of_the_page_tags_the_pile_once_however_many_ask_at_once(tmp_
     monkeypatch.setattr(Model, "predict", counting)
     store = ProjectLabels(tmp_path / "labels", tmp_path / "seeds")
     project = Project(model_dir=str(tmp_path / "models"))
-    app = labelling_app([], (), shipped, project, store, pile, "pile.jsonl")
+    app = labelling_app({"": ([], store)}, (), shipped, project, pile, "pile.jsonl")
     pages: list[str] = []
     threads = [threading.Thread(target=lambda: pages.append(app.report(shipped))) for _ in range(8)]
     for thread in threads:
@@ -600,7 +660,7 @@ def test_the_labelling_page_starts_without_importing_scikit_learn(tmp_path):
         "from tagger.web import labelling_app\n"
         f"folder = {str(tmp_path)!r}\n"
         "store = ProjectLabels(folder + '/labels', folder + '/seeds')\n"
-        "labelling_app([], (), load_model(), Project(model_dir=folder + '/models'), store, [], 'pile')\n"
+        "labelling_app({'': ([], store)}, (), load_model(), Project(model_dir=folder + '/models'), [], 'pile')\n"
         "print(sorted({name.split('.')[0] for name in sys.modules} & {'sklearn'}))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)

@@ -69,29 +69,32 @@ class Retraining:
 
 @dataclass
 class LabellingApp:
-    """What the page shows and changes: the session over the queue, the areas, the model that
-    guesses, and the retrain. ``retrain()`` (from the command line) trains on the labels as
-    they are now, saves the model and returns what changed (plain data); ``report()`` returns
-    the overview of the pile as one HTML page. Every method is called under one lock."""
+    """What the page shows and changes: each annotator's session over their queue (their own
+    answers, undo and progress: ``sessions`` by name), the areas, the model that guesses, and
+    the retrain, which they share. ``retrain()`` (from the command line) trains on the labels
+    as they are now, saves the model and returns what changed (plain data); ``report()``
+    returns the overview of the pile as one HTML page. Every method is called under one lock."""
 
-    session: Session
+    sessions: dict[str, Session]
     areas: tuple[Area, ...]
     model: Model
     source: str
     retrain: Callable[[], tuple[Model, dict]] | None = None
     report: Callable[[Model], str] | None = None
     retraining: Retraining = field(default_factory=Retraining)
-    last: dict | None = None  # the answer just given, with the model's guess
+    last: dict[str, dict] = field(default_factory=dict)  # each one's answer just given, with the guess
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def keys(self) -> dict[str, str]:
         return {area.slug: key for area, key in zip(self.areas, AREA_KEYS)}
 
-    def state(self) -> dict:
-        session = self.session
+    def state(self, who: str) -> dict:
+        """What ``who`` (an annotator) sees now."""
+        session = self.sessions[who]
         item = session.current
         keys = self.keys()
         return {
+            "annotator": who,
             "source": self.source,
             "areas": [{"slug": a.slug, "name": a.name, "key": keys.get(a.slug, "")} for a in self.areas],
             "keys": KEYS,  # none, skip, undo, retrain: the terminal's letters
@@ -103,8 +106,8 @@ class LabellingApp:
             "skipped": session.result.skipped,
             "can_undo": session.can_undo,
             "undo_at": session.answered[-1][0] if session.can_undo else None,
-            "last": self.last,
-            "item": None if item is None else self._item(item),
+            "last": self.last.get(who),
+            "item": None if item is None else self._item(item, session.index),
             "retrain": {
                 "available": self.retrain is not None,
                 "state": self.retraining.state,
@@ -114,14 +117,14 @@ class LabellingApp:
             "report": self.report is not None,
         }
 
-    def _item(self, item: Suggestion) -> dict:
+    def _item(self, item: Suggestion, at: int) -> dict:
         abstract = item.abstract
         by_area = self.model.terms_toward(abstract.document, HIGHLIGHT_AREAS, HIGHLIGHT_TERMS)
         # One kind of mark, whichever area a word pulls toward: the page names no area before the
         # answer (the model's guess, and so its likeliest areas, show after it).
         terms, order = {"": tuple(term for pushes in by_area.values() for term in pushes)}, [""]
         return {
-            "at": self.session.index,  # its place in the queue: every answer names it
+            "at": at,  # its place in the queue: every answer names it
             **located(abstract),
             "text": abstract.text,
             "title_marks": in_utf16(abstract.title, highlights(abstract.title, terms, order)),
@@ -131,45 +134,49 @@ class LabellingApp:
             "current_note": item.current_note(),  # what an answer does to that label
         }
 
-    def answer(self, area: str | None, at: object = None, topic: object = "") -> None:
-        """Label the current abstract ``area`` (None: skip; :data:`~tagger.labelstore.NONE`
-        with an optional ``topic``: it fits no area); ``at`` is the place in the queue
-        of the abstract the page showed: an answer meant for another abstract (given in
-        another tab meanwhile) is refused, never pinned on the one now current."""
-        if self.session.current is None:
+    def answer(self, who: str, area: str | None, at: object = None, topic: object = "") -> None:
+        """``who`` labels their current abstract ``area`` (None: skip;
+        :data:`~tagger.labelstore.NONE` with an optional ``topic``: it fits no area); ``at``
+        is the place in their queue of the abstract the page showed: an answer meant for
+        another abstract (given in another tab meanwhile) is refused, never pinned on the one
+        now current."""
+        session = self.sessions[who]
+        if session.current is None:
             raise PageError("every abstract of the queue is answered")
-        if at != self.session.index or isinstance(at, bool):
+        if at != session.index or isinstance(at, bool):
             raise PageError(
                 "that abstract was answered or skipped already (in another tab?): here is the next"
             )
         if self.retraining.state in ("done", "failed"):  # its figures were read: the page moves on
             self.retraining = Retraining()
         if area is None:
-            item = self.session.skip()
-            self.last = {"id": item.abstract.id, "answer": None, **self._guess(item)}
+            item = session.skip()
+            self.last[who] = {"id": item.abstract.id, "answer": None, **self._guess(item)}
             return
         if area not in {a.slug for a in self.areas} | {NONE}:
             raise PageError(f"unknown area {area!r}")
         if not isinstance(topic, str) or len(topic) > MAX_TOPIC:
             raise PageError(f"a topic is text of at most {MAX_TOPIC} characters")
-        item = self.session.answer(area, topic_of(topic) if area == NONE else "")
-        self.last = {"id": item.abstract.id, "answer": area, **self._guess(item)}
+        item = session.answer(area, topic_of(topic) if area == NONE else "")
+        self.last[who] = {"id": item.abstract.id, "answer": area, **self._guess(item)}
 
     def _guess(self, item: Suggestion) -> dict:
         prediction = self.model.predict(item.abstract.document)
         return {"guess": prediction.area, "confidence": round(prediction.confidence, 4)}
 
-    def undo(self, at: object = None) -> None:
-        """Take back the last answer, which must be the one the page means (``at``: its place
-        in the queue); another tab's later answer is not taken back in its stead."""
-        latest = self.session.answered[-1][0] if self.session.can_undo else None
+    def undo(self, who: str, at: object = None) -> None:
+        """Take back ``who``'s last answer (never another annotator's), which must be the one
+        the page means (``at``: its place in the queue); another tab's later answer is not
+        taken back in its stead."""
+        session = self.sessions[who]
+        latest = session.answered[-1][0] if session.can_undo else None
         if latest is not None and (at != latest or isinstance(at, bool)):
             raise PageError("the last answer is not the one this page gave (another tab answered since)")
-        undone = self.session.undo()
+        undone = session.undo()
         if undone is None:
             raise PageError("nothing to undo")
         ok, which, area = undone
-        self.last = {"undone": ok, "id": which, "answer": area}
+        self.last[who] = {"undone": ok, "id": which, "answer": area}
 
     def start_retrain(self) -> None:
         if self.retrain is None:
@@ -198,10 +205,16 @@ PILE_COMPARED = 20_000
 
 
 def labelling_app(
-    queue: list[Suggestion], areas: tuple[Area, ...], model: Model, project, store, pile: list, source: str
+    desks: dict[str, tuple[list[Suggestion], Any]],
+    areas: tuple[Area, ...],
+    model: Model,
+    project,
+    pile: list,
+    source: str,
 ) -> LabellingApp:
-    """The app of ``tagger label --web``: the session over ``queue``, answers saved in
-    ``store`` (:mod:`tagger.labelstore`), the retrain of ``project``
+    """The app of ``tagger label --web``: for each annotator (``desks`` by name), a session
+    over their queue, their answers saved in their store (:mod:`tagger.labelstore`); the
+    retrain of ``project``
     (:class:`tagger.project.Project`: its labels, saved where it saves), and the report of
     ``pile`` (the first :data:`PILE_COMPARED` abstracts of the pile:
     :class:`tagger.reading.Abstract`)."""
@@ -243,10 +256,12 @@ def labelling_app(
                 tagged["predictions"] = current.predict([a.document for a in sample])
                 tagged["model"] = current
             trained = set(current.card.training_data.labels or {})
-            overview = overview_of(sample, tagged["predictions"], store.current(), trained)
+            overview = overview_of(sample, tagged["predictions"], labels.current(), trained)
             return build(overview, current, f"tagger report: {source}")
 
-    return LabellingApp(Session(queue, store.add, store.undo), areas, model, source, retrain_now, overview)
+    labels = next(iter(desks.values()))[1]  # (every store reads the same labels)
+    sessions = {who: Session(queue, store.add, store.undo) for who, (queue, store) in desks.items()}
+    return LabellingApp(sessions, areas, model, source, retrain_now, overview)
 
 
 class PageError(Exception):
@@ -302,20 +317,26 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- checks ------------------------------------------------------------------------------
 
-    def _allowed(self, token: str | None, post: bool = False) -> bool:
+    def _allowed(self, token: str | None, post: bool = False) -> str | None:
+        """The annotator whose token the request carries, when it passes every check; else
+        None, the refusal sent."""
         server = self.server
         if self.headers.get("Host") not in server.hosts:
             self._send_text(HTTPStatus.MISDIRECTED_REQUEST, "this server answers its own address only")
-            return False
+            return None
         given = (token or "").encode("utf-8", "surrogateescape")  # any characters: compared as bytes
-        if not given or not secrets.compare_digest(given, server.token.encode("ascii")):
+        # every token compared, each in constant time: which one matched takes no longer to find
+        matched = [
+            who for mine, who in server.tokens.items() if secrets.compare_digest(given, mine.encode("ascii"))
+        ]
+        if not given or not matched:
             self._send_text(HTTPStatus.FORBIDDEN, "forbidden: open the address tagger printed")
-            return False
+            return None
         origin = self.headers.get("Origin")
         if post and origin is not None and origin not in server.origins:
             self._send_text(HTTPStatus.FORBIDDEN, "forbidden: another page's request")
-            return False
-        return True
+            return None
+        return matched[0]
 
     # -- requests ----------------------------------------------------------------------------
 
@@ -323,7 +344,7 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         query = parse_qs(url.query)
         if url.path in ("/", "/report"):
-            if not self._allowed(next(iter(query.get("token") or ()), None)):
+            if self._allowed(next(iter(query.get("token") or ()), None)) is None:
                 return
             if url.path == "/":
                 self._send(
@@ -340,18 +361,21 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.OK, html.encode("utf-8"), "text/html; charset=utf-8", REPORT_POLICY)
             return
         if url.path == "/api/state":
-            if not self._allowed(self.headers.get(TOKEN_HEADER)):
+            if (who := self._allowed(self.headers.get(TOKEN_HEADER))) is None:
                 return
             with self.server.app.lock:
-                self._send_json(HTTPStatus.OK, self.server.app.state())
+                self._send_json(HTTPStatus.OK, self.server.app.state(who))
             return
-        if not self._allowed(next(iter(query.get("token") or ()), None) or self.headers.get(TOKEN_HEADER)):
+        if (
+            self._allowed(next(iter(query.get("token") or ()), None) or self.headers.get(TOKEN_HEADER))
+            is None
+        ):
             return
         self._send_text(HTTPStatus.NOT_FOUND, "not found")
 
     def do_POST(self) -> None:
         url = urlsplit(self.path)
-        if not self._allowed(self.headers.get(TOKEN_HEADER), post=True):
+        if (who := self._allowed(self.headers.get(TOKEN_HEADER), post=True)) is None:
             return
         declared = self.headers.get("Content-Length") or "0"
         if not re.fullmatch(r"[0-9]{1,12}", declared.strip()):
@@ -372,11 +396,12 @@ class _Handler(BaseHTTPRequestHandler):
         app = self.server.app
         actions: dict[str, Callable[[], None]] = {
             "/api/answer": lambda: app.answer(
+                who,
                 body.get("area") if isinstance(body.get("area"), str) else None,
                 body.get("at"),
                 body.get("topic", ""),
             ),
-            "/api/undo": lambda: app.undo(body.get("at")),
+            "/api/undo": lambda: app.undo(who, body.get("at")),
             "/api/retrain": app.start_retrain,
         }
         action = actions.get(url.path)
@@ -387,7 +412,7 @@ class _Handler(BaseHTTPRequestHandler):
             try:
                 action()
             except PageError as error:
-                self._send_json(HTTPStatus.CONFLICT, {"error": str(error), **app.state()})
+                self._send_json(HTTPStatus.CONFLICT, {"error": str(error), **app.state(who)})
                 return
             except OSError as error:  # the label file cannot be written (a full disk): said on the page
                 reason = error.strerror or str(error)
@@ -395,12 +420,12 @@ class _Handler(BaseHTTPRequestHandler):
                     HTTPStatus.INSUFFICIENT_STORAGE,
                     {
                         "error": f"the label file cannot be written ({reason}); nothing was lost",
-                        **app.state(),
+                        **app.state(who),
                     },
                 )
                 return
             self.server.on_change(app)
-            self._send_json(HTTPStatus.OK, app.state())
+            self._send_json(HTTPStatus.OK, app.state(who))
 
     # -- responses ---------------------------------------------------------------------------
 
@@ -440,7 +465,7 @@ class _Server(ThreadingHTTPServer):
         super().__init__((HOST, port), _Handler)
         self.app = app
         self.on_change = on_change
-        self.token = secrets.token_urlsafe(24)
+        self.tokens = {secrets.token_urlsafe(24): who for who in app.sessions}  # one link each
         port = self.server_address[1]
         self.hosts = {f"{HOST}:{port}", f"localhost:{port}"}
         self.origins = {f"http://{host}" for host in self.hosts}
@@ -490,20 +515,25 @@ class _Server(ThreadingHTTPServer):
         say(f"tagger: internal error in the labelling page ({type(error).__name__}: {error})")
 
     @property
-    def address(self) -> str:
-        return f"http://{HOST}:{self.server_address[1]}/?token={self.token}"
+    def addresses(self) -> dict[str, str]:
+        """Each annotator's own address (their link: its token is theirs)."""
+        return {
+            who: f"http://{HOST}:{self.server_address[1]}/?token={token}"
+            for token, who in self.tokens.items()
+        }
 
 
 def serve(
     app: LabellingApp,
     port: int = 0,
-    on_start: Callable[[str], None] = print,
+    on_start: Callable[[dict[str, str]], None] = print,
     on_change: Callable[[LabellingApp], None] = lambda app: None,
 ) -> None:
     """Serve the page until interrupted (Ctrl-C: the server stops, every answer is saved
-    already); ``on_start`` gets its address, ``on_change`` the app after each change."""
+    already); ``on_start`` gets each annotator's address, ``on_change`` the app after each
+    change."""
     server = start(app, port, on_change)
-    on_start(server.address)
+    on_start(server.addresses)
     try:
         server.serve_forever(poll_interval=0.2)
     finally:

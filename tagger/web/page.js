@@ -77,7 +77,7 @@ function retraining(info) {
 function render() {
   const s = state;
   for (const kbd of document.querySelectorAll("kbd[data-key]")) kbd.textContent = s.keys[kbd.dataset.key];
-  $("source").textContent = s.source;
+  $("source").textContent = s.annotator ? `${s.source} · labelling as ${s.annotator}` : s.source;
   const none = s.no_area ? ` (${s.no_area} no area)` : "";
   $("progress").textContent = `${s.position} of ${s.total} · ${s.answered} labelled${none} · ${s.skipped} skipped`;
   const report = $("report");
