@@ -493,6 +493,12 @@ def _refuse_areas_alike(areas: Sequence[str], origin: str) -> None:
             )
 
 
+def settled(ids: Sequence[str], areas: Sequence[str], rows: Sequence[Mapping[str, str]]) -> list[int]:
+    """:func:`_settled` of labels as ``tagger labels`` gives them (``rows``: each with its
+    annotator and role): the rows that are their abstract's final label."""
+    return _settled(ids, areas, [r.get("annotator", "") for r in rows], [r.get(ROLE, "") for r in rows])
+
+
 def _settled(
     ids: Sequence[str], areas: Sequence[str], annotators: Sequence[str], roles: Sequence[str]
 ) -> list[int]:

@@ -231,8 +231,10 @@ class Project:
 
     def label_rows(self) -> list[dict]:
         """Every hand label of the project with its text (``tagger labels``): abstract_id,
-        area, annotator, labelled_at, and the abstract's title, text and file (empty where
+        area, annotator, labelled_at, topic, role, whether it is the abstract's ``final``
+        label (the one training uses), and the abstract's title, text and file (empty where
         the text is not among the abstracts)."""
+        from .labels import settled
         from .labelstore import ProjectLabels
         from .reading import Abstract, read_abstracts
 
@@ -246,11 +248,14 @@ class Project:
         for abstract in read_abstracts([a for a in self.abstracts if Path(a).exists()], skip_bad=True):
             texts.setdefault(abstract.digest, abstract)
         rows = []
-        for row in ProjectLabels(self.labels, self.abstracts[0]).rows():
+        labels = ProjectLabels(self.labels, self.abstracts[0]).rows()
+        final = set(settled([r["abstract_id"] for r in labels], [r["area"] for r in labels], labels))
+        for k, row in enumerate(labels):
             found = texts.get(row["abstract_id"])
             rows.append(
                 {
                     **row,
+                    "final": k in final,
                     "title": found.title if found else "",
                     "abstract": found.text if found else "",
                     "source": found.source if found else "",
