@@ -392,11 +392,12 @@ def _label_on_the_web(args: argparse.Namespace, project, model, store, areas, re
 
 
 def _say_queue(queue, stream) -> None:
-    print(
-        f"{len(queue)} abstract(s) to label, most useful first. Answers are saved at once.",
-        file=stream,
-        flush=True,
+    what = (
+        "disagreement(s) to settle"
+        if queue and queue[0].answers
+        else "abstract(s) to label, most useful first"
     )
+    print(f"{len(queue)} {what}. Answers are saved at once.", file=stream, flush=True)
 
 
 def _say_saved(result, store, who: str = "") -> None:

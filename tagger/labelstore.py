@@ -54,7 +54,7 @@ _ADDED_FOR = {
     "annotator": "who gave each label",
     "labelled_at": "when",
     TOPIC: "what abstracts that fit no area are about",
-    ROLE: "which labels are a review's final ones",
+    ROLE: "which labels a review made final",
 }
 LABELLED_ABSTRACTS_FILE = "labelled.jsonl"
 TITLE_WORDS = 12  # of the abstract, in labels.csv's title column: for people reading the file
@@ -455,8 +455,8 @@ def _add_columns(labels: RecordFile, names: Sequence[str]) -> None:
     before = sum(record.fields is not None for record in labels.records)
     if added := labels.add_columns(names):
         warnings.warn(
-            f"{labels.path}: added the columns {', '.join(added)} (empty for the {before:,} labels before): "
-            f"{' and '.join(_ADDED_FOR[name] for name in added)} are kept from now on",
+            f"{labels.path}: added the columns {', '.join(added)} (empty for the {before:,} labels before), "
+            f"to keep {' and '.join(_ADDED_FOR[name] for name in added)} from now on",
             TaggerWarning,
             stacklevel=3,
         )
