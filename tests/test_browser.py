@@ -258,3 +258,59 @@ def test_two_tabs_bind_every_answer_and_undo_to_the_abstract_they_show(project, 
         time.sleep(0.5)
         assert [row["area"] for row in label_rows(project)[len(before) :]] == ["theory", "robotics"]
         assert progress(driver).startswith("2 of 5")
+
+
+def test_two_annotators_on_one_page_server_each_label_as_themselves(project, tmp_path):
+    """Each link labels as its own annotator: ana's answers and undo are hers, ben's progress
+    his own, and each page says who is labelling."""
+    before = label_rows(project)
+    page = Page(project, "--n", "4", people=("ana", "ben"))
+    driver = browser(tmp_path)
+    try:
+        driver.get(page.addresses["ana"])
+        wait_for(driver, lambda d: progress(d).startswith("0 of 2"))
+        assert "labelling as ana" in driver.find_element(By.ID, "source").text
+        ana_tab = driver.current_window_handle
+        driver.find_element(By.TAG_NAME, "body").send_keys(area_keys(driver)["robotics"])
+        wait_for(driver, lambda d: progress(d).startswith("1 of 2"))
+        driver.switch_to.new_window("tab")
+        driver.get(page.addresses["ben"])
+        wait_for(driver, lambda d: progress(d).startswith("0 of 2 · 0 labelled"))
+        assert "labelling as ben" in driver.find_element(By.ID, "source").text
+        assert driver.find_element(By.ID, "undo").get_attribute("disabled")  # nothing of his to undo
+        driver.find_element(By.TAG_NAME, "body").send_keys("n")
+        wait_for(driver, lambda d: progress(d).startswith("1 of 2 · 1 labelled (1 no area)"))
+        driver.switch_to.window(ana_tab)
+        driver.find_element(By.TAG_NAME, "body").send_keys("u")
+        wait_for(driver, lambda d: progress(d).startswith("0 of 2 · 0 labelled"))
+        rows = label_rows(project)[len(before) :]
+        assert [(r["annotator"], r["area"]) for r in rows] == [("ben", "none")]
+    finally:
+        driver.quit()
+        status, err = page.stop()
+    assert status == 0 and "ben: labelled 1 (1 fits no area), skipped 0" in err
+
+
+def test_a_review_on_the_page_shows_each_annotators_answer_and_saves_the_final_label(project, tmp_path):
+    from tagger.labelstore import REVIEW, ProjectLabels
+    from tagger.reading import read_abstracts
+
+    abstracts = list(read_abstracts([project / "pile.jsonl"]))[:2]
+    for name, areas in (("ana", ("robotics", "theory")), ("ben", ("rl", "theory"))):
+        store = ProjectLabels(project / "labels", project / "seeds", name)
+        for abstract, area in zip(abstracts, areas):
+            store.add(abstract, area)
+    page = Page(project, "--review", "--annotator", "rita", pile="pile.jsonl")
+    driver = browser(tmp_path)
+    try:
+        driver.get(page.address)
+        wait_for(driver, lambda d: progress(d).startswith("0 of 1"))
+        note = driver.find_element(By.ID, "current").text
+        assert note == "annotators said ana robotics, ben rl; your answer is the final label, skip leaves it"
+        driver.find_element(By.TAG_NAME, "body").send_keys(area_keys(driver)["robotics"])
+        wait_for(driver, lambda d: progress(d).startswith("1 of 1"))
+        finals = [r for r in label_rows(project) if r.get("role") == REVIEW]
+        assert [(r["annotator"], r["area"]) for r in finals] == [("rita", "robotics")]
+    finally:
+        driver.quit()
+        page.stop()

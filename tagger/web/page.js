@@ -107,8 +107,8 @@ function render() {
   if (!item) return;
   $("where").textContent = `${item.source} #${item.position} · id ${item.id}`;
   const current = $("current");
-  current.hidden = !item.current;
-  current.textContent = item.current ? `${item.current_note}, skip leaves it` : "";
+  current.hidden = !item.current_note;  // the label it has, or the answers a review settles
+  current.textContent = item.current_note ? `${item.current_note}, skip leaves it` : "";
   $("title").hidden = !item.title;
   marked($("title"), item.title || "", item.title_marks);
   marked($("text"), item.text, item.text_marks);
