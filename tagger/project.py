@@ -255,7 +255,7 @@ class Project:
             rows.append(
                 {
                     **row,
-                    "final": k in final,
+                    "final": "yes" if k in final else "no",  # (every column of the export is text)
                     "title": found.title if found else "",
                     "abstract": found.text if found else "",
                     "source": found.source if found else "",

@@ -24,7 +24,9 @@ class TrainingSettings:
 
     ``ngram_max``: 1 for single words, 2 for single words and neighbouring pairs.
     ``min_df``: a term is a feature when at least this many training documents hold it;
-    ``pair_min_df``: a word pair, when at least this many do (and ``min_df``).
+    ``pair_min_df``: a word pair, when at least this many do (and ``min_df``): a pair of one
+    abstract only says nothing of the next one, and the model is a sixth of the size (52,000
+    features, not 291,000), as accurate and as well calibrated with C 100 (docs/evaluation.md).
     ``balance_areas``: every area's labelled abstracts together weigh the same, whatever
     its size, and the model has no intercept (no area is a priori more likely); otherwise
     every abstract weighs the same and an intercept learns how common each area is.
@@ -44,8 +46,8 @@ class TrainingSettings:
     ngram_max: int = 2
     sublinear_tf: bool = True
     min_df: int = 1
-    pair_min_df: int = 1
-    C: float = 30.0
+    pair_min_df: int = 2
+    C: float = 100.0
     balance_areas: bool = True
     abstract_weight: float = 0.1
     description_weight: float = 1.0

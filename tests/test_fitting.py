@@ -187,12 +187,13 @@ def test_a_corpus_makes_the_matrices_of_scikit_learn_bit_for_bit(
 
 
 def test_training_on_the_corpus_gives_the_model_of_scikit_learn_s_vectoriser(labelled_sample):
-    """The final fit through the corpus and through TfidfVectorizer: the same weights."""
+    """The final fit through the corpus and through TfidfVectorizer: the same weights (every
+    word pair a feature, as TfidfVectorizer makes them; pair_min_df has its own test)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     from tagger.fitting import documents, features_max, fit, make_classifier, one_blas_thread
 
-    settings_ = TrainingSettings()
+    settings_ = TrainingSettings(pair_min_df=1)
     fitted = fit(labelled_sample, settings_)
     texts, areas, weights = documents(labelled_sample, settings_)
     vectorizer = TfidfVectorizer(

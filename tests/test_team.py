@@ -107,7 +107,7 @@ def test_a_team_labels_reviews_exports_and_trains(tmp_path, monkeypatch, capsys)
     assert status == 0 and len(rows) == 44  # 20 + 20 answers, 4 final labels
     finals = {}
     for row in rows:
-        if row["final"] == "True":
+        if row["final"] == "yes":
             assert row["abstract_id"] not in finals  # one final label each
             finals[row["abstract_id"]] = (row["area"], row["annotator"], row["role"])
     assert len(finals) == 20

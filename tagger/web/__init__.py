@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import importlib
 import json
 import re
 import secrets
@@ -230,7 +231,32 @@ def labelling_app(
     warm_up()
     analysed = Corpus()  # each labelled text analysed once in the session, for every retrain
 
+    def prepare() -> None:
+        """The first retrain's slow parts, done from the first answer on while the next
+        abstracts are read: the labelled texts analysed, training's modules imported (the page
+        itself starts without them)."""
+        with contextlib.suppress(Exception):  # (the retrain says what is wrong, if anything)
+            analysed.rows(list(project.training_set().texts))
+            importlib.import_module("tagger.retraining")
+
+    preparing = threading.Thread(target=prepare, daemon=True)
+    once = threading.Lock()
+
+    def start_preparing() -> None:
+        with once:
+            if preparing.ident is None:
+                preparing.start()
+
+    def answered(save: Callable) -> Callable:
+        def saved(abstract, area: str, topic: str):
+            start_preparing()
+            return save(abstract, area, topic)
+
+        return saved
+
     def retrain_now() -> tuple[Model, dict]:
+        start_preparing()
+        preparing.join()  # (the corpus is the retrain's once it is analysed)
         done = project.retrain([a.document for a in sample], corpus=analysed)
         compared = done.comparison
         figures = [
@@ -260,7 +286,7 @@ def labelling_app(
             return build(overview, current, f"tagger report: {source}")
 
     labels = next(iter(desks.values()))[1]  # (every store reads the same labels)
-    sessions = {who: Session(queue, store.add, store.undo) for who, (queue, store) in desks.items()}
+    sessions = {who: Session(queue, answered(store.add), store.undo) for who, (queue, store) in desks.items()}
     return LabellingApp(sessions, areas, model, source, retrain_now, overview)
 
 
