@@ -24,9 +24,9 @@ import logging
 import platform
 import warnings
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -308,10 +308,7 @@ def _fold_scores(
             warnings.simplefilter("ignore", category=UserWarning)
             classifier.fit(train_matrix, areas, sample_weight=weights)
         coef, intercept = linear_weights(classifier, training_set.slugs)
-        whole, short = (
-            Scores(np.asarray(m @ coef.T), np.tile(intercept, (m.shape[0], 1)), e)
-            for m, e in zip((test_matrix, probe_matrix), known)
-        )
+        whole, short = (_scores(m, e, coef, intercept) for m, e in zip((test_matrix, probe_matrix), known))
         scores[i] = (whole, short)
     return scores
 
@@ -458,6 +455,7 @@ class CrossValidation:
     evaluation: Evaluation
     review: Review
     rows: np.ndarray | None = None  # the labelled abstracts measured (indices)
+    fitted: Fitted | None = None  # the final fit on every labelled abstract, when one was made
 
     @property
     def confidence(self) -> np.ndarray:
@@ -518,14 +516,27 @@ def _review(confidence: np.ndarray, correct: np.ndarray, target: float, no_area:
     return Review(round(threshold, 4), target, share_flagged, accuracy_unflagged, no_area)
 
 
-def reviewed_with_no_area(validation: CrossValidation, model: Model, texts: Sequence[str]) -> Review:
+def reviewed_with_no_area(validation: CrossValidation, fitted: Fitted, training_set: TrainingSet) -> Review:
     """The review threshold set with the abstracts labelled as fitting no area among the
-    predictions it judges, each one's tag wrong whatever it is (``model``, the final one,
-    never trained on them): so that the tags left unflagged are right as often as aimed at
-    in a pile that holds such abstracts."""
-    confidence = np.concatenate([validation.confidence, model.predict_proba(list(texts)).max(axis=1)])
+    predictions it judges, each one's tag wrong whatever it is, as the final fit (never
+    trained on them) calibrated tags them: so that the tags left unflagged are right as often
+    as aimed at in a pile that holds such abstracts."""
+    texts = list(training_set.no_area_texts)
+    coef, intercept = linear_weights(fitted.classifier, training_set.slugs)
+    evidence = fitted.corpus.evidence(fitted.vocabulary, fitted.corpus.rows(texts))
+    scores = _scores(fitted.matrix(texts), evidence, coef, intercept)
+    chosen = validation.calibration
+    probabilities = calibrated(
+        scores, chosen.temperature, chosen.evidence_scale, chosen.top_label, chosen.ceiling
+    )
+    confidence = np.concatenate([validation.confidence, probabilities.max(axis=1)])
     correct = np.concatenate([validation.correct, np.zeros(len(texts), dtype=bool)])
     return _review(confidence, correct, validation.review.target_accuracy, len(texts))
+
+
+def _scores(matrix, evidence: np.ndarray, coef: np.ndarray, intercept: np.ndarray) -> Scores:
+    """A linear model's scores of the rows of ``matrix`` (see :class:`Scores`)."""
+    return Scores(np.asarray(matrix @ coef.T), np.tile(intercept, (matrix.shape[0], 1)), evidence)
 
 
 def reusable_settings(
@@ -701,12 +712,14 @@ def validate(
     settings: TrainingSettings | None = None,
     unlabelled: list[str] | None = None,
     run: Run | None = None,
-    meanwhile: Callable[[TrainingSet, TrainingSettings], object] | None = None,
+    fit_final: bool = False,
 ) -> tuple[TrainingSet, CrossValidation, Unlabelled | None]:
     """What :func:`train` measures, and nothing else (``tagger evaluate`` reports it): the
     recipe cross-validated, with the arguments of :func:`train`. Returns the training set
     (with its pseudo-labels when self-trained), the cross-validation and the self-training's
-    record. ``meanwhile``: see :func:`cross_validate`."""
+    record. The final fit on every labelled abstract is made while the folds run when
+    ``fit_final`` asks for it (it is then the validation's ``fitted``), and when abstracts
+    labelled as fitting no area set the review threshold (:func:`reviewed_with_no_area`)."""
     run = run if run is not None else Run()
     rows = measurable(training_set)
     record, selection = None, None
@@ -718,9 +731,25 @@ def validate(
         training_set, record = self_train(
             training_set, unlabelled, settings, run.corpus, run.plan.self_training
         )
+    made: dict[str, Fitted] = {}
+
+    def final(learnt: TrainingSet, chosen: TrainingSettings) -> None:
+        log.info(
+            "fitting the model on %s labelled abstracts of %s areas",
+            f"{len(learnt.texts):,}",
+            f"{len(learnt.slugs):,}",
+        )
+        made["fitted"] = fit(learnt, chosen, run.corpus)
+
+    wanted = fit_final or bool(training_set.no_area_texts)
     validation = cross_validate(
-        training_set, settings, run=run, rows=rows, selection=selection, meanwhile=meanwhile
+        training_set, settings, run=run, rows=rows, selection=selection, meanwhile=final if wanted else None
     )
+    if made:
+        validation = replace(validation, fitted=made["fitted"])
+    if training_set.no_area_texts:
+        review = reviewed_with_no_area(validation, made["fitted"], training_set)
+        validation = replace(validation, review=review)
     return training_set, validation, record
 
 
@@ -737,28 +766,16 @@ def train(
     (:mod:`tagger.selftraining`); the pseudo-labelled abstracts are in every training fold.
     ``run``: the plan, the corpus, and the model this one replaces (:class:`Run`)."""
     run = run if run is not None else Run()
-    final: dict[str, Any] = {}
-
-    def fit_final(learnt: TrainingSet, chosen: TrainingSettings) -> None:
-        log.info(
-            "fitting the model on %s labelled abstracts of %s areas",
-            f"{len(learnt.texts):,}",
-            f"{len(learnt.slugs):,}",
-        )
-        final["fitted"] = fit(learnt, chosen, run.corpus)
-
     # The final fit is made here while the workers cross-validate.
-    training_set, validation, record = validate(training_set, settings, unlabelled, run, meanwhile=fit_final)
+    training_set, validation, record = validate(training_set, settings, unlabelled, run, fit_final=True)
     assert validation.rows is not None  # (validate says which rows it measured)
     position = {row: k for k, row in enumerate(validation.rows)}
     if new := [position[i] for i in new_since(training_set, run.since) if i in position]:
         figures = NewLabels(len(new), round(float(validation.correct[new].mean()), 4))
         validation = replace(validation, evaluation=replace(validation.evaluation, new_labels=figures))
-    fitted = final["fitted"]
-    model = export(fitted, model_card(training_set, validation, len(fitted.vocabulary.terms), record))
-    if training_set.no_area_texts:
-        model = model.with_card(review=reviewed_with_no_area(validation, model, training_set.no_area_texts))
-    return model
+    fitted = validation.fitted
+    assert fitted is not None  # (asked for)
+    return export(fitted, model_card(training_set, validation, len(fitted.vocabulary.terms), record))
 
 
 def descriptions_model(areas: tuple[Area, ...]) -> Model:

@@ -176,3 +176,21 @@ def test_abstracts_that_fit_no_area_raise_the_review_threshold_over_them(trainin
     assert after.card.review.threshold > before.card.review.threshold
     assert after.card.review.accuracy_unflagged >= 0.93 or after.card.review.threshold == 1.0
     assert np.isclose(after.card.evaluation.accuracy, before.card.evaluation.accuracy)  # the same tags
+
+
+def test_evaluate_sets_the_review_threshold_as_train_does(seed_set, shipped):
+    """tagger evaluate measures what tagger train reports: the review threshold counts the
+    abstracts that fit no area there too (it left them out)."""
+    import dataclasses
+
+    from tagger.plan import Plan
+    from tagger.training import Run, train, validate
+
+    no_area = (
+        "Users rate films on a website and we recommend items to them.",
+        "Smart meters forecast demand.",
+    )
+    labelled = dataclasses.replace(seed_set, no_area_texts=no_area)
+    _, validation, _ = validate(labelled, shipped.card.settings, run=Run(plan=Plan(leave_one_out_max=0)))
+    model = train(labelled, shipped.card.settings, run=Run(plan=Plan(leave_one_out_max=0)))
+    assert validation.review.no_area == 2 and validation.review == model.card.review
