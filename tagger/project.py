@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .errors import LabelError, UsageError
 from .labels import AREAS_FILE
-from .labelstore import LABEL_COLUMNS, LABELS_FILE
+from .labelstore import LABEL_COLUMNS, LABELS_FILE, NONE
 from .reading import Columns
 from .shipped import CARD_FILE, DEFAULT_MODEL_DIR, default_model_folder, shipped_path
 
@@ -410,7 +410,7 @@ def _refuse_other_areas(model, labels: dict[str, str], data: str) -> None:
     """A model that does not know the areas of the labelled file answers would go to: its
     areas would be offered, and written into the file (the shipped model's 'llm' in a file of
     one's own areas)."""
-    theirs = set(labels.values())
+    theirs = set(labels.values()) - {NONE}  # (the answer that an abstract fits no area is no area)
     if not theirs <= set(model.areas):  # (a file of some of the model's areas is of its taxonomy)
         listed = ", ".join(sorted(theirs)[:8]) + (", ..." if len(theirs) > 8 else "")
         raise UsageError(

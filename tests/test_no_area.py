@@ -153,6 +153,10 @@ def test_a_users_own_labelled_file_takes_none_with_its_topic_and_trains_without_
     assert "added the columns topic (empty for the 4 labels before)" in err
     status, _, err = run(capsys, "train", "--data", "mine.csv", "--model", "own")
     assert status == 0 and "trained on 4 labelled abstracts and 1 that fit no area (not trained on)" in err
+    # a file holding 'none' answers is still of the model's areas: labelling goes on
+    monkeypatch.setattr(sys, "stdin", io.StringIO("bots\n"))
+    status, _, err = run(capsys, "label", "pile.txt", "--model", "own", "--data", "mine.csv", "--n", "1")
+    assert status == 0, err
 
 
 @pytest.mark.slow  # two trainings of 427 labels (5 s): in the slow run
