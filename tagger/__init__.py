@@ -120,7 +120,9 @@ def train(
     ``unlabelled``: abstract files or folders (a path or a list of them) without labels, such
     as the pile you are about to tag, to learn from as well (self-training). ``column``,
     ``title_column`` and ``label_column`` name a file's or dataframe's columns of abstracts,
-    titles (``title`` when there is one) and areas.
+    titles (``title`` when there is one) and areas. An area ``none`` says that an abstract
+    fits no area: it is no area of the model, and sets the review threshold (see the README,
+    "Abstracts that fit no area"; the card's ``review.no_area`` counts them).
     Save it with ``model.save("models")``."""
     from .checks import a_kind
     from .errors import UsageError
