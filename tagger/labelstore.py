@@ -71,6 +71,7 @@ class Answer:
     earlier: str | None
     written: str
     replaced: tuple[str, ...]
+    width: int = 0  # the CSV file's columns when written (columns added since get empty cells)
 
 
 # The command-line options that name the columns of a labelled file, by role.
@@ -215,16 +216,30 @@ class RecordFile:
                 del self.records[i]
         else:
             self.records.append(record)
-        return Answer(digest, area, earlier if earlier != area else None, written, replaced)
+        width = len(self.header) if self.kind != "jsonl" else 0
+        return Answer(digest, area, earlier if earlier != area else None, written, replaced, width)
 
     def undo(self, answer: Answer) -> bool:
         """Put back what ``answer`` replaced; False when its record is no longer there (another
-        session changed it since), and nothing is changed."""
-        at = next((i for i, record in enumerate(self.records) if record.raw == answer.written), None)
+        session changed it since), and nothing is changed. Columns added to the file since (a
+        later answer's topic) are cells of their own in those records, empty."""
+        grown = len(self.header) - answer.width if answer.width else 0
+        written = _widened(answer.written, grown, self.delimiter)
+        at = next((i for i, record in enumerate(self.records) if record.raw == written), None)
         if at is None:
             return False
-        self.records[at : at + 1] = [Record(None, 0, raw=raw) for raw in answer.replaced]
+        self.records[at : at + 1] = [
+            Record(None, 0, raw=_widened(raw, grown, self.delimiter)) for raw in answer.replaced
+        ]
         return True
+
+
+def _widened(raw: str, cells: int, delimiter: str) -> str:
+    """A CSV record with ``cells`` empty cells more at its end, as adding columns makes it."""
+    if cells <= 0:
+        return raw
+    body = raw.rstrip("\r\n")
+    return body + delimiter * cells + raw[len(body) :]
 
 
 def _csv_line(cells: list[str], delimiter: str, newline: str) -> str:

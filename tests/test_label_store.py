@@ -390,6 +390,40 @@ def test_a_projects_labels_hold_what_the_user_answered(
     assert training.no_area == sum(area == NONE for area in expected.values())
 
 
+@pytest.mark.parametrize("where", ["project", "data"])
+def test_answers_before_a_topic_column_was_added_are_undone_still(tmp_path, where):
+    """An answer, then 'none' with a topic (the file gains its topic column: every record
+    gets an empty cell), then two undos: both answers are taken back (the first was 'changed
+    by someone else' once its record had gained the cell; the property test found it)."""
+    from tagger.labels import Area
+
+    if where == "project":
+        (tmp_path / "labels").mkdir()
+        shutil.copy(ROOT / "labels" / "areas.csv", tmp_path / "labels")
+        (tmp_path / "labels" / "labels.csv").write_text("abstract_id,area,title,annotator,labelled_at\n")
+        store, areas = ProjectLabels(tmp_path / "labels", tmp_path / "seeds"), SLUGS[:3]
+    else:
+        (tmp_path / "mine.csv").write_text("abstract,area\nRobots walk.,bots\nCells divide.,bio\n")
+        store, areas = LabelledFile(tmp_path / "mine.csv"), OWN_AREAS
+    before = store.current()
+    replies = iter([areas[0], f"{NONE} graphs", "u", "u"])
+
+    def ask(answers):
+        def next_answer(_):
+            try:
+                return next(answers)
+            except StopIteration:
+                raise EOFError from None
+
+        return next_answer
+
+    label_session(
+        queue_of([0, 1, 2]), tuple(Area(a, a) for a in areas), store.add, ask(replies), print,
+        unsave=store.undo,
+    )  # fmt: skip
+    assert store.current() == before
+
+
 # -- kill -9 at random moments: at most the answer being written is lost -------------------
 
 
