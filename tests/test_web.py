@@ -216,6 +216,7 @@ def test_one_page_server_gives_each_annotator_their_own_queue_answers_undo_and_p
     assert status == 0 and "ana: labelled 0, skipped 0" in err and "ben: labelled 1, skipped 0" in err
 
 
+@pytest.mark.slow  # a page server (2 s): the team's session (tests/test_team.py) uses --overlap too
 def test_with_overlap_each_annotator_sees_every_abstract_and_answers_go_beside(project):
     page = Page(project, "--n", "3", "--overlap", people=("ana", "ben"))
     try:
