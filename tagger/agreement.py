@@ -38,10 +38,7 @@ def agreement(labels: Iterable[tuple[str, str, str]]) -> Agreement:
     an abstract counts; labels without an annotator are left out (nobody to compare)."""
     from sklearn.metrics import cohen_kappa_score
 
-    by_abstract: dict[str, dict[str, str]] = {}
-    for abstract, annotator, area in labels:
-        if annotator:
-            by_abstract.setdefault(abstract, {})[annotator] = area
+    by_abstract = _by_abstract(labels)
     annotators = sorted({name for areas in by_abstract.values() for name in areas})
     pairs = []
     for first, second in itertools.combinations(annotators, 2):
@@ -53,12 +50,44 @@ def agreement(labels: Iterable[tuple[str, str, str]]) -> Agreement:
         # (one area for everything on both sides: agreement is perfect, kappa undefined; 1 here)
         kappa = 1.0 if len(set(a) | set(b)) == 1 else float(cohen_kappa_score(a, b))
         pairs.append(Pair(first, second, len(shared), agreeing, kappa))
-    disagreements = {
+    return Agreement(tuple(pairs), _disagreements(by_abstract))
+
+
+def to_settle(rows: list[dict]) -> dict[str, tuple[dict[str, str], tuple[str, str] | None]]:
+    """Abstract id -> (annotator -> area, and the final label and its reviewer, if any) of
+    each abstract that annotators labelled differently, of a project's label rows
+    (:meth:`tagger.labelstore.ProjectLabels.rows`): what a review settles."""
+    given, finals = _given_and_finals(rows)
+    return {
+        abstract: (areas, finals.get(abstract))
+        for abstract, areas in _disagreements(_by_abstract(given)).items()
+    }
+
+
+def _given_and_finals(rows: list[dict]):
+    """The annotators' labels, as (abstract id, annotator, area), and a review's final labels
+    (see :func:`tagger.labelstore.final_labels`): a reviewer is no annotator."""
+    from .labelstore import REVIEW, ROLE, final_labels
+
+    given = [(row["abstract_id"], row["annotator"], row["area"]) for row in rows if row[ROLE] != REVIEW]
+    return given, final_labels(rows)
+
+
+def _by_abstract(labels: Iterable[tuple[str, str, str]]) -> dict[str, dict[str, str]]:
+    """Abstract id -> annotator -> their latest area; labels without an annotator left out."""
+    by_abstract: dict[str, dict[str, str]] = {}
+    for abstract, annotator, area in labels:
+        if annotator:
+            by_abstract.setdefault(abstract, {})[annotator] = area
+    return by_abstract
+
+
+def _disagreements(by_abstract: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    return {
         abstract: dict(sorted(areas.items()))
         for abstract, areas in by_abstract.items()
         if len(set(areas.values())) > 1
     }
-    return Agreement(tuple(pairs), disagreements)
 
 
 KAPPA_FROM = 20  # shared abstracts: with fewer, one answer swings kappa by a tenth or more
@@ -104,10 +133,7 @@ def describe(
 def described_agreement(rows: list[dict]) -> str:
     """:func:`describe` of a project's labels (``tagger labels`` rows): the annotators'
     agreement (a review's final labels are no annotator's), with what the review settled."""
-    from .labelstore import REVIEW, ROLE
-
-    given = [row for row in rows if row[ROLE] != REVIEW]
-    found = agreement((row["abstract_id"], row["annotator"], row["area"]) for row in given)
-    finals = {row["abstract_id"]: (row["area"], row["annotator"]) for row in rows if row[ROLE] == REVIEW}
+    given, finals = _given_and_finals(rows)
+    found = agreement(given)
     snippets = {row["abstract_id"]: row["title"] or " ".join(row["abstract"].split()[:12]) for row in rows}
     return describe(found, snippets, finals)

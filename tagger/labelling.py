@@ -208,7 +208,7 @@ def review_queue(
 ) -> list[Suggestion]:
     """The first ``n`` abstracts (in the order read) that annotators labelled differently and
     no review has settled yet (``disagreements``: see
-    :meth:`tagger.labelstore.ProjectLabels.disagreements`), each with their answers."""
+    :func:`tagger.agreement.to_settle`), each with their answers."""
     unsettled = [
         (a, given)
         for a in _once_each(abstracts, set())

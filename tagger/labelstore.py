@@ -339,22 +339,6 @@ class ProjectLabels:
             if row[ROLE] == role and (self.reviewing or row["annotator"] == self.annotator)
         }
 
-    def disagreements(self) -> dict[str, tuple[dict[str, str], tuple[str, str] | None]]:
-        """Digest -> (annotator -> area, and the final label and its reviewer, if any) of each
-        abstract that named annotators labelled differently (each one's latest label)."""
-        given: dict[str, dict[str, str]] = {}
-        final: dict[str, tuple[str, str]] = {}
-        for row in self.rows():
-            if row[ROLE] == REVIEW:
-                final[row["abstract_id"]] = (row["area"], row["annotator"])
-            elif row["annotator"]:
-                given.setdefault(row["abstract_id"], {})[row["annotator"]] = row["area"]
-        return {
-            digest: (dict(sorted(areas.items())), final.get(digest))
-            for digest, areas in given.items()
-            if len(set(areas.values())) > 1
-        }
-
     def by_name(self) -> dict[str, str]:
         """Every name of a labelled abstract -> its area: the digest of its text, and each id
         a file gave it (the ``id`` column of ``tagger predict``'s output for a pile with ids),
@@ -477,6 +461,12 @@ def _add_columns(labels: RecordFile, names: Sequence[str]) -> None:
         )
 
 
+def final_labels(rows: Sequence[dict[str, str]]) -> dict[str, tuple[str, str]]:
+    """Abstract id -> (area, reviewer) of each abstract's final label by a review (the
+    latest), of label rows as :meth:`ProjectLabels.rows` gives them."""
+    return {row["abstract_id"]: (row["area"], row["annotator"]) for row in rows if row[ROLE] == REVIEW}
+
+
 def default_annotator() -> str:
     """Whose answers these are when nobody says: the user's login name ('' where none is known)."""
     import getpass
@@ -519,9 +509,15 @@ class LabelledFile:
         records.require("abstract", "area")
         return records
 
+    reviewing = False  # (a review settles a project's annotators: a labelled file names none)
+
     def others_only(self) -> dict[str, str]:
         """None: a labelled file names no annotators (every answer replaces a label)."""
         return {}
+
+    def mine(self) -> set[str]:
+        """The digests of its labelled abstracts: every answer replaces a label (one annotator)."""
+        return set(self.current())
 
     def current(self) -> dict[str, str]:
         """Digest -> area of every record that has both."""

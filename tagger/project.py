@@ -332,20 +332,21 @@ class Project:
         review has settled)."""
         from .labelling import relabel_queue, review_queue, suggest
 
-        if getattr(store, "reviewing", False):
-            return review_queue(abstracts, model, store.disagreements(), n)
+        if store.reviewing:
+            from .agreement import to_settle
+
+            return review_queue(abstracts, model, to_settle(store.rows()), n)
         current = store.current()
         if relabel:
             return relabel_queue(abstracts, model, current, n, self.training_set(), store.others_only())
-        mine = store.mine() if overlap and hasattr(store, "mine") else set(current)
+        mine = store.mine() if overlap else set(current)
         return suggest(abstracts, model, n, exclude=mine)
 
     def desks(self, abstracts, model, store, n: int, names=(), relabel: bool = False, overlap: bool = False):
         """Each annotator's queue and store for one labelling page, by name: ``names`` (else
         the one ``store``, as ""); with ``overlap`` each their own queue of what they did not
         label, else one queue dealt out in turn (each abstract to one of them)."""
-        reviewing = getattr(store, "reviewing", False)
-        stores = {name: self.store(name, reviewing) for name in names} or {"": store}
+        stores = {name: self.store(name, store.reviewing) for name in names} or {"": store}
         if len(stores) > 1 and overlap:
             abstracts = list(abstracts)
             return {
