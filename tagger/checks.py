@@ -41,6 +41,7 @@ RANGES: dict[str, Range] = {
     "pseudo_label_weight": Range(1e-4, 1.0),
     "bayes_weight": Range(0.0, 100.0),
     "bayes_smoothing": Range(1e-6, 10.0),
+    "no_area_weight": Range(1e-4, 100.0),
     "review_accuracy": Range(0.01, 1.0),
     "max_iter": Range(1, 100_000, integer=True),
 }

@@ -445,7 +445,9 @@ def _train(args: argparse.Namespace) -> int:
     measured = (
         f" ({figures.labelled_abstracts} cross-validated)" if figures.labelled_abstracts != labelled else ""
     )
-    if training_set.no_area:
+    if learnt := model.card.labelled_per_area.get(NONE):
+        measured += f", {learnt} of them fitting no area (the answer {NONE})"
+    elif training_set.no_area:
         measured += f" and {training_set.no_area} that fit no area (not trained on)"
     say(
         f"trained on {labelled} labelled abstracts{measured}; {figures.scheme}: "

@@ -43,6 +43,7 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
         balance_areas: bool = _DEFAULTS.balance_areas,
         bayes_weight: float = _DEFAULTS.bayes_weight,
         bayes_smoothing: float = _DEFAULTS.bayes_smoothing,
+        no_area_weight: float = _DEFAULTS.no_area_weight,
         review_accuracy: float = _DEFAULTS.review_accuracy,
         max_iter: int = _DEFAULTS.max_iter,
     ) -> None:
@@ -54,6 +55,7 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
         self.balance_areas = balance_areas
         self.bayes_weight = bayes_weight
         self.bayes_smoothing = bayes_smoothing
+        self.no_area_weight = no_area_weight
         self.review_accuracy = review_accuracy
         self.max_iter = max_iter
 

@@ -17,6 +17,7 @@ from .calibration import softmax
 from .corpus import Corpus, Vocabulary
 from .errors import LabelError
 from .labels import TrainingSet
+from .labelstore import NONE
 from .settings import TrainingSettings
 
 
@@ -53,13 +54,14 @@ def _label_weights(labels: tuple[str, ...], settings: TrainingSettings, scale: f
     areas with labels); otherwise each label weighs ``scale``. Only the ratio of weights
     matters to the fit, so without descriptions every abstract weighs 1 on average and C keeps
     its usual meaning."""
+    outside = {NONE: settings.no_area_weight}  # (the answer that an abstract fits no area)
     if not settings.balance_areas:
-        return [scale] * len(labels)
+        return [scale * outside.get(label, 1.0) for label in labels]
     counts: dict[str, int] = {}
     for label in labels:
         counts[label] = counts.get(label, 0) + 1
     n, k = len(labels), len(counts)
-    return [scale * n / (k * counts[label]) for label in labels]
+    return [scale * n / (k * counts[label]) * outside.get(label, 1.0) for label in labels]
 
 
 # The classifier holds one weight per area and feature, and its fit (L-BFGS) some twenty-five

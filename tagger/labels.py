@@ -42,6 +42,16 @@ class Area:
         return " ".join([f"{self.name}.", self.description, ", ".join(self.keywords)]).strip()
 
 
+# The answer that an abstract fits no area, as the model learns it: from this many abstracts
+# labelled so on, the model answers ``none`` itself (fewer: they set the review threshold).
+NO_AREA_MIN = 10
+NO_AREA = Area(
+    NONE,
+    "Fits no area",
+    "Fits none of the areas: research whose main contribution lies outside them all.",
+)
+
+
 @dataclass(frozen=True)
 class Label:
     abstract_id: str
@@ -72,6 +82,7 @@ class TrainingSet:
     # the abstracts labelled as fitting no area (labelstore.NONE): never a training document;
     # the review threshold counts the model's tag of each as wrong (see tagger.training.train)
     no_area_texts: tuple[str, ...] = ()
+    no_area_ids: tuple[str, ...] = ()  # their ids (digests), where known
     # the name of the file each labelled text is from, by its id, where known
     files: Mapping[str, str] = field(default_factory=dict)
 
@@ -88,6 +99,31 @@ class TrainingSet:
     @property
     def slugs(self) -> tuple[str, ...]:
         return tuple(area.slug for area in self.areas)
+
+    @property
+    def learns_no_area(self) -> bool:
+        """Whether :data:`~tagger.labelstore.NONE` is one of the answers the model learns."""
+        return NONE in self.slugs
+
+    def answering_no_area(self) -> TrainingSet:
+        """The training set with the abstracts labelled as fitting no area as labels of an
+        answer of their own, :data:`~tagger.labelstore.NONE` (the last area, described as
+        :data:`NO_AREA`), when there are :data:`NO_AREA_MIN` of them or more: the model then
+        answers ``none`` itself. With fewer, it is the training set as it is (they set the
+        review threshold instead, :func:`tagger.training.reviewed_with_no_area`)."""
+        if len(self.no_area_texts) < NO_AREA_MIN or self.learns_no_area:
+            return self
+        ids = self.no_area_ids or tuple(abstract_id(text) for text in self.no_area_texts)
+        return replace(
+            self,
+            areas=(*self.areas, NO_AREA),
+            texts=self.texts + self.no_area_texts,
+            labels=self.labels + (NONE,) * len(self.no_area_texts),
+            ids=self.ids + ids,
+            weights=self.weights + (1.0,) * len(ids) if self.weights else (),
+            no_area_texts=(),
+            no_area_ids=(),
+        )
 
     def label_indices(self) -> np.ndarray:
         """Each label's area as its index in :attr:`slugs`."""
@@ -302,6 +338,7 @@ def load_training_set(
             fix="Add the abstract's file there, or delete the label.",
         )
     trained = [digest for digest, label in joined.items() if label.area != NONE]
+    outside = [digest for digest, label in joined.items() if label.area == NONE]
     return TrainingSet(
         areas=areas,
         texts=tuple(documents[digest] for digest in trained),
@@ -310,7 +347,8 @@ def load_training_set(
         use_descriptions=True,
         origin=str(labels_dir),
         files={digest: files[digest] for digest in trained},
-        no_area_texts=tuple(documents[digest] for digest, label in joined.items() if label.area == NONE),
+        no_area_texts=tuple(documents[digest] for digest in outside),
+        no_area_ids=tuple(outside),
     )
 
 
@@ -461,6 +499,7 @@ def labelled_set(
     _refuse_two_areas_of_one_text(ids, areas, wheres)
     trained = [i for i, area in enumerate(areas) if area != NONE]  # NONE: it fits no area
     no_area = tuple(text for text, area in zip(documents, areas) if area == NONE)
+    no_area_ids = tuple(id_ for id_, area in zip(ids, areas) if area == NONE)
     documents, areas, ids = ([values[i] for i in trained] for values in (documents, areas, ids))
     slugs = [slug for slug in order if slug != NONE] if order is not None else sorted(set(areas))
     if len(slugs) < 2:
@@ -475,6 +514,7 @@ def labelled_set(
         use_descriptions=False,
         origin=origin,
         no_area_texts=no_area,
+        no_area_ids=no_area_ids,
     )
 
 

@@ -15,7 +15,7 @@ FEATURE_FIELDS = ("ngram_max", "sublinear_tf", "min_df", "pair_min_df")
 
 # What a setting was before it existed: a model card written before lacks it, and reads back
 # as the model it describes was trained (its retrain keeps the same recipe).
-BEFORE: dict[str, object] = {"bayes_weight": 0.0, "pair_min_df": 1}
+BEFORE: dict[str, object] = {"bayes_weight": 0.0, "pair_min_df": 1, "no_area_weight": 1.0}
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,8 @@ class TrainingSettings:
     documents adds to the logistic regression's scores (0: the regression alone), and
     ``bayes_smoothing`` its additive smoothing (see :class:`tagger.fitting.BlendedClassifier`;
     the defaults are those with area descriptions: :func:`default_settings`).
+    ``no_area_weight``: how much the labels of the answer ``none`` (the abstract fits no area,
+    when the model learns it: :data:`tagger.labels.NO_AREA_MIN`) weigh, as a multiple of an area's.
     ``review_accuracy``: predictions at or above the review threshold were right
     this often in cross-validation.
     """
@@ -54,6 +56,7 @@ class TrainingSettings:
     pseudo_label_weight: float = 0.25
     bayes_weight: float = 2.0
     bayes_smoothing: float = 0.01
+    no_area_weight: float = 1.0
     review_accuracy: float = 0.93
     max_iter: int = 5000
 

@@ -37,6 +37,7 @@ from .calibration import (
     Scores,
     calibrated,
     confidence_ceiling,
+    TopLabelMap,
     fit_calibration,
     fit_temperature,
     fit_top_label,
@@ -67,7 +68,8 @@ from .fitting import (
     tfidf,
     words_to_learn_from,
 )
-from .labels import Area, TrainingSet
+from .labels import NO_AREA_MIN, Area, TrainingSet
+from .labelstore import NONE
 from .model import Model
 from .plan import PLAN, Plan, SelfTrainingPlan
 from .prediction import right
@@ -469,15 +471,15 @@ def calibrate(
     selection: SettingsSelection | None = None,
 ) -> CrossValidation:
     """Calibrate out-of-fold scores and compute the figures: accuracy, macro-F1, ECE,
-    per-area table, confusion matrix, the review threshold, and the labels that look wrong."""
+    per-area table, confusion matrix, the review threshold, and the labels that look wrong.
+
+    The calibration the model keeps is fitted on every out-of-fold score; the figures are
+    cross-fitted (:func:`cross_fitted`): each abstract's probabilities come from a calibration
+    fitted on the other abstracts' scores, and whether it is flagged from a review threshold
+    set on the others, so that no figure is measured on the scores it was fitted on."""
     slugs, labels, truth = training_set.slugs, training_set.labels, training_set.label_indices()
-    temperature, evidence_scale = fit_calibration(
-        out_of_fold.scores, truth, out_of_fold.probes, truth[out_of_fold.probe_rows]
-    )
-    top_label = fit_top_label(
-        calibrated(out_of_fold.scores, temperature, evidence_scale), truth, out_of_fold.scores.evidence
-    )
     ceiling = confidence_ceiling(len(labels), len(slugs))
+    temperature, evidence_scale, top_label = fit_calibrations(out_of_fold, truth)
     calibration = Calibration(
         CALIBRATION_METHOD,
         temperature,
@@ -488,16 +490,15 @@ def calibrate(
         fitted_on=(
             f"{out_of_fold.scheme} predictions of the {len(labels)} labelled abstracts of "
             f"{training_set.described()} ({len(out_of_fold.probe_rows)} cut-short copies for the temperature "
-            "and evidence scale)"
+            f"and evidence scale); its figures cross-fitted ({CROSS_FIT} parts, each calibrated on the others)"
         ),
         ceiling=round(ceiling, 6),
     )
-    probabilities = calibrated(
-        out_of_fold.scores, temperature, evidence_scale, top_label, calibration.ceiling
-    )
+    groups = cross_fit_groups(truth)
+    probabilities = cross_fitted(out_of_fold, truth, groups, calibration.ceiling)
     confidence = probabilities.max(axis=1)
     correct = right(probabilities, truth)
-    review = _review(confidence, correct, settings.review_accuracy)
+    review = _review(confidence, correct, settings.review_accuracy, groups=groups)
     evaluation = Evaluation(
         scheme=out_of_fold.scheme,
         **evaluate.summary(labels, probabilities, slugs),
@@ -508,12 +509,85 @@ def calibrate(
     return CrossValidation(settings, selection, calibration, probabilities, correct, evaluation, review)
 
 
-def _review(confidence: np.ndarray, correct: np.ndarray, target: float, no_area: int | None = None) -> Review:
+# The figures of a calibration are cross-fitted in this many parts (see cross_fitted).
+CROSS_FIT = 5
+
+
+def fit_calibrations(
+    out_of_fold: OutOfFold, truth: np.ndarray, rows: np.ndarray | None = None
+) -> tuple[float, float, TopLabelMap]:
+    """Temperature, evidence scale and top-label map fitted on the out-of-fold scores of the
+    labelled abstracts ``rows`` (default: all) and their cut-short copies."""
+    scores = out_of_fold.scores
+    probes, probe_truth = out_of_fold.probes, truth[out_of_fold.probe_rows]
+    if rows is not None:
+        kept = np.isin(out_of_fold.probe_rows, rows)
+        scores, truth = scores.take(rows), truth[rows]
+        probes, probe_truth = probes.take(np.flatnonzero(kept)), probe_truth[kept]
+    temperature, evidence_scale = fit_calibration(scores, truth, probes, probe_truth)
+    top_label = fit_top_label(calibrated(scores, temperature, evidence_scale), truth, scores.evidence)
+    return temperature, evidence_scale, top_label
+
+
+def cross_fit_groups(truth: np.ndarray, parts: int = CROSS_FIT) -> np.ndarray:
+    """Each labelled abstract's part (0 to ``parts - 1``), stratified by area, seed 0; one part
+    when there are too few to split (fewer than two abstracts a part)."""
+    if len(truth) < 2 * parts:
+        return np.zeros(len(truth), dtype=int)
+    order = np.random.default_rng(0).permutation(len(truth))
+    order = order[np.argsort(truth[order], kind="stable")]  # by area, shuffled within
+    groups = np.empty(len(truth), dtype=int)
+    groups[order] = np.arange(len(truth)) % parts
+    return groups
+
+
+def cross_fitted(out_of_fold: OutOfFold, truth: np.ndarray, groups: np.ndarray, ceiling: float) -> np.ndarray:
+    """The out-of-fold scores calibrated part by part (``groups``), each part by a calibration
+    fitted on the other parts alone: probabilities as a user sees them on abstracts the
+    calibration never saw. With one part, there is nothing else to fit on: it is calibrated on
+    itself (a handful of labels, whose figures say they are too few)."""
+    probabilities = np.zeros(out_of_fold.scores.raw.shape)
+    for part in np.unique(groups):
+        inside = groups == part
+        others = np.flatnonzero(~inside) if (~inside).any() else np.flatnonzero(inside)
+        temperature, evidence_scale, top_label = fit_calibrations(out_of_fold, truth, others)
+        probabilities[inside] = calibrated(
+            out_of_fold.scores.take(np.flatnonzero(inside)), temperature, evidence_scale, top_label, ceiling
+        )
+    return probabilities
+
+
+def _review(
+    confidence: np.ndarray,
+    correct: np.ndarray,
+    target: float,
+    no_area: int | None = None,
+    groups: np.ndarray | None = None,
+) -> Review:
     """The review threshold of predictions with ``confidence`` (``correct``: whether each was
-    right) that aims at ``target`` accuracy above it, and its figures."""
+    right) that aims at ``target`` accuracy above it, and its figures, cross-fitted: each part
+    of ``groups`` flagged by the threshold set on the other parts (one part: on itself)."""
     threshold = evaluate.review_threshold(confidence, correct, target)
-    share_flagged, accuracy_unflagged = evaluate.flagged_figures(confidence, correct, threshold)
+    groups = groups if groups is not None else cross_fit_groups(correct.astype(int))
+    flagged = cross_fitted_flags(confidence, correct, target, groups)
+    share_flagged = round(float(flagged.mean()), 4) if len(flagged) else 0.0
+    accuracy_unflagged = round(float(correct[~flagged].mean()), 4) if (~flagged).any() else 0.0
     return Review(round(threshold, 4), target, share_flagged, accuracy_unflagged, no_area)
+
+
+def cross_fitted_flags(
+    confidence: np.ndarray, correct: np.ndarray, target: float, groups: np.ndarray
+) -> np.ndarray:
+    """Whether each prediction is flagged for review by the threshold set on the other parts of
+    ``groups`` (one part: on itself)."""
+    flagged = np.zeros(len(confidence), dtype=bool)
+    for part in np.unique(groups):
+        inside = groups == part
+        others = ~inside if (~inside).any() else inside
+        flagged[inside] = confidence[inside] < evaluate.review_threshold(
+            confidence[others], correct[others], target
+        )
+    return flagged
 
 
 def reviewed_with_no_area(validation: CrossValidation, fitted: Fitted, training_set: TrainingSet) -> Review:
@@ -694,6 +768,21 @@ def _stratified_sample(training_set: TrainingSet, size: int, random_state: int) 
 # -- the model ---------------------------------------------------------------------------
 
 
+def answering_no_area(training_set: TrainingSet) -> TrainingSet:
+    """The training set whose abstracts labelled as fitting no area are an answer the model
+    learns (:meth:`TrainingSet.answering_no_area`); with too few of them to learn from, a
+    :class:`~tagger.errors.TaggerWarning` says so (they then set the review threshold)."""
+    if 0 < training_set.no_area < NO_AREA_MIN:
+        warnings.warn(
+            f"{training_set.no_area} abstract(s) labelled {NONE}: too few to learn the answer {NONE} from "
+            f"({NO_AREA_MIN} needed); until then the model tags them with an area, and they set the "
+            "review threshold (label more that fit no area)",
+            TaggerWarning,
+            stacklevel=3,
+        )
+    return training_set.answering_no_area()
+
+
 def new_since(training_set: TrainingSet, card: ModelCard | None) -> list[int]:
     """The labelled abstracts (indices) that ``card``'s model was not trained on with their
     label: new since, or given another area (none when the card does not record its labels)."""
@@ -721,6 +810,7 @@ def validate(
     ``fit_final`` asks for it (it is then the validation's ``fitted``), and when abstracts
     labelled as fitting no area set the review threshold (:func:`reviewed_with_no_area`)."""
     run = run if run is not None else Run()
+    training_set = answering_no_area(training_set)
     rows = measurable(training_set)
     record, selection = None, None
     if unlabelled:

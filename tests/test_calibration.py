@@ -243,3 +243,48 @@ def test_twenty_areas_of_two_labels_each_are_too_few_to_measure_calibration(tmp_
     assert model.predict_proba(texts).max() <= (40 + 1) / (40 + 20) + 1e-9
     report = format_report(model.card.evaluation, model.card.review)
     assert "too few labels to measure calibration: 40" in report and "95% interval" in report
+
+
+def _out_of_fold(n: int = 300, areas: int = 4, seed: int = 1):
+    """Synthetic out-of-fold scores: the true area's score higher, by a noisy margin."""
+    from tagger.training import OutOfFold
+
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, areas, n)
+    linear = rng.normal(0, 1, (n, areas))
+    linear[np.arange(n), truth] += rng.normal(1.5, 1.0, n)
+    evidence_of = rng.uniform(5, 80, n)
+    probe_rows = np.repeat(np.arange(0, n, 3), 2)
+    probes = Scores(linear[probe_rows] / 3, np.zeros((len(probe_rows), areas)), evidence_of[probe_rows] / 4)
+    scores = Scores(linear, np.zeros((n, areas)), evidence_of)
+    return OutOfFold("synthetic", scores, probes, probe_rows), truth
+
+
+def test_a_figure_is_never_measured_on_the_scores_its_calibration_was_fitted_on():
+    """The probabilities the figures are computed from, and whether a label is flagged, are
+    cross-fitted: a part's are the same whatever its own labels say (its labels never
+    entered its calibration or its review threshold), while the other parts' move."""
+    from tagger.evaluate import review_threshold
+    from tagger.training import _review, cross_fit_groups, cross_fitted, cross_fitted_flags
+
+    out_of_fold, truth = _out_of_fold()
+    groups = cross_fit_groups(truth)
+    before = cross_fitted(out_of_fold, truth, groups, ceiling=0.999)
+    changed = truth.copy()
+    part = groups == 0
+    changed[part] = np.random.default_rng(7).permutation(changed[part])  # part 0's labels shuffled
+    changed[part] = (changed[part] + 1) % 4  # and every one of them wrong
+    after = cross_fitted(out_of_fold, changed, groups, ceiling=0.999)
+    np.testing.assert_array_equal(after[part], before[part])
+    assert not np.allclose(after[~part], before[~part])
+
+    confidence = before.max(axis=1)
+    correct = before.argmax(axis=1) == truth
+    flipped = correct.copy()
+    flipped[part] = ~flipped[part]  # part 0's tags right where they were wrong, and wrong where right
+    flags = [cross_fitted_flags(confidence, c, 0.9, groups) for c in (correct, flipped)]
+    np.testing.assert_array_equal(flags[1][part], flags[0][part])
+    assert review_threshold(confidence, correct, 0.9) != review_threshold(confidence, flipped, 0.9)
+    review = _review(confidence, correct, 0.9, groups=groups)
+    assert review.share_flagged == pytest.approx(flags[0].mean(), abs=1e-4)
+    assert review.accuracy_unflagged == pytest.approx(correct[~flags[0]].mean(), abs=1e-4)

@@ -81,5 +81,8 @@ def parse_settings(text: str):
     values = dict(item.split("=") for item in text.split(","))
     kinds = {f.name: f.type for f in dataclasses.fields(TrainingSettings)}
     return TrainingSettings(
-        **{k: (float(v) if "float" in str(kinds[k]) else int(v)) for k, v in values.items()}
+        **{
+            k: (v == "True" if "bool" in str(kinds[k]) else float(v) if "float" in str(kinds[k]) else int(v))
+            for k, v in values.items()
+        }
     )
