@@ -433,6 +433,7 @@ def _report(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace) -> int:
     from .evaluate import accuracy_text, ece_text, format_comparison
+    from .training import no_area_said
 
     project = _project(args)
     project.check_writable()
@@ -445,10 +446,7 @@ def _train(args: argparse.Namespace) -> int:
     measured = (
         f" ({figures.labelled_abstracts} cross-validated)" if figures.labelled_abstracts != labelled else ""
     )
-    if learnt := model.card.labelled_per_area.get(NONE):
-        measured += f", {learnt} of them fitting no area (the answer {NONE})"
-    elif training_set.no_area:
-        measured += f" and {training_set.no_area} that fit no area (not trained on)"
+    measured += no_area_said(model.card, training_set.no_area)
     say(
         f"trained on {labelled} labelled abstracts{measured}; {figures.scheme}: "
         f"accuracy {accuracy_text(figures.accuracy, figures.labelled_abstracts)}, "

@@ -45,7 +45,7 @@ class Area:
 # The answer that an abstract fits no area, as the model learns it: from this many abstracts
 # labelled so on, the model answers ``none`` itself (fewer: they set the review threshold).
 NO_AREA_MIN = 10
-NO_AREA = Area(
+NONE_AREA = Area(
     NONE,
     "Fits no area",
     "Fits none of the areas: research whose main contribution lies outside them all.",
@@ -108,7 +108,7 @@ class TrainingSet:
     def answering_no_area(self) -> TrainingSet:
         """The training set with the abstracts labelled as fitting no area as labels of an
         answer of their own, :data:`~tagger.labelstore.NONE` (the last area, described as
-        :data:`NO_AREA`), when there are :data:`NO_AREA_MIN` of them or more: the model then
+        :data:`NONE_AREA`), when there are :data:`NO_AREA_MIN` of them or more: the model then
         answers ``none`` itself. With fewer, it is the training set as it is (they set the
         review threshold instead, :func:`tagger.training.reviewed_with_no_area`)."""
         if len(self.no_area_texts) < NO_AREA_MIN or self.learns_no_area:
@@ -116,7 +116,7 @@ class TrainingSet:
         ids = self.no_area_ids or tuple(abstract_id(text) for text in self.no_area_texts)
         return replace(
             self,
-            areas=(*self.areas, NO_AREA),
+            areas=(*self.areas, NONE_AREA),
             texts=self.texts + self.no_area_texts,
             labels=self.labels + (NONE,) * len(self.no_area_texts),
             ids=self.ids + ids,
@@ -168,15 +168,20 @@ class TrainingSet:
         return dict(zip(self.ids, self.labels))
 
     def fingerprint(self) -> str:
-        """SHA-256 of everything training reads: areas, texts, labels."""
+        """SHA-256 of everything training reads: areas, texts, labels (the same whether the
+        abstracts that fit no area are an answer learnt or not: :meth:`answering_no_area`)."""
+        kept = [i for i, label in enumerate(self.labels) if label != NONE]
+        outside = tuple(text for text, label in zip(self.texts, self.labels) if label == NONE)
         payload = json.dumps(
             {
-                "areas": [[a.slug, a.name, a.description, list(a.keywords)] for a in self.areas],
-                "texts": list(self.texts),
-                "labels": list(self.labels),
+                "areas": [
+                    [a.slug, a.name, a.description, list(a.keywords)] for a in self.areas if a.slug != NONE
+                ],
+                "texts": [self.texts[i] for i in kept],
+                "labels": [self.labels[i] for i in kept],
                 "use_descriptions": self.use_descriptions,
-                **({"weights": list(self.weights)} if self.weights else {}),
-                **({"no_area": list(self.no_area_texts)} if self.no_area_texts else {}),
+                **({"weights": [self.weights[i] for i in kept]} if self.weights else {}),
+                **({"no_area": list(self.no_area_texts + outside)} if self.no_area_texts or outside else {}),
             },
             ensure_ascii=False,
         )
@@ -346,7 +351,7 @@ def load_training_set(
         ids=tuple(trained),
         use_descriptions=True,
         origin=str(labels_dir),
-        files={digest: files[digest] for digest in trained},
+        files={digest: files[digest] for digest in trained + outside},
         no_area_texts=tuple(documents[digest] for digest in outside),
         no_area_ids=tuple(outside),
     )

@@ -38,13 +38,13 @@ from .atomic import atomic_write
 from .errors import LabelError, TaggerWarning
 from .formats import ANSWERS, list_of, split_name
 from .locking import locked
+from .prediction import NONE as NONE  # (an answer: kept, exported, counted; learnt from NO_AREA_MIN on)
 from .reading import Abstract, Columns, abstract_id, field_names
 from .reading.records import Record
 from .reading.table import read_table
 
 LABELS_FILE = "labels.csv"
 WHO = ("annotator", "labelled_at")  # who gave each label of labels.csv, and when (UTC)
-NONE = "none"  # the answer for an abstract that fits no area: kept, exported, counted, never trained on
 TOPIC = "topic"  # the column of what such an abstract is about, where the annotator said
 ROLE = "role"  # the column that marks a reviewer's final label (REVIEW); empty for an annotator's
 REVIEW = "review"  # a final label, settling what annotators gave: training uses it, agreement does not

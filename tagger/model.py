@@ -35,7 +35,7 @@ from .checks import a_kind, number
 from .errors import ModelError, UsageError
 from .features import LARGE_BATCH, SparseRows, TfidfFeatures
 from .locking import locked
-from .prediction import Prediction, predictions
+from .prediction import NONE, Prediction, predictions
 from .shipped import CARD_FILE, default_model_folder, shipped_path
 
 ARRAYS = ("vocabulary", "idf", "coef", "intercept")
@@ -94,7 +94,13 @@ class Model:
 
     @property
     def areas(self) -> tuple[str, ...]:
+        """Every answer the model gives: its taxonomy's areas and, when it learnt it, ``none``."""
         return self.card.slugs
+
+    @property
+    def taxonomy(self) -> tuple[str, ...]:
+        """The areas of the model's taxonomy: its answers but ``none`` (fits no area)."""
+        return tuple(slug for slug in self.areas if slug != NONE)
 
     @property
     def temperature(self) -> float:

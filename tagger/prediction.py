@@ -21,6 +21,9 @@ RUNNER_UP_TAG = 0.15
 # (an abstract with no word the model knows gives every area the same probability). A tie is
 # no answer: it is flagged for review, counted apart in summaries, and never counted right.
 NO_AREA = ""
+# The answer that an abstract fits none of the areas: a reader's label, and an answer of the
+# model when it learnt it from such labels (tagger.labels.NO_AREA_MIN).
+NONE = "none"
 TIE = 1e-12  # two probabilities closer than this are equal (real ties differ by rounding only)
 
 

@@ -305,7 +305,7 @@ class Project:
         model = self.model()
         if self.data:  # the user's own areas and labelled file
             _refuse_other_areas(model, store.current(), self.data)
-            return model, tuple(Area(slug, slug) for slug in model.areas)
+            return model, tuple(Area(slug, slug) for slug in model.taxonomy)
         if not model.card.training_data.uses_area_descriptions:
             raise UsageError(
                 f"the model was trained on your own labelled file ({model.card.training_data.origin})",
@@ -314,7 +314,7 @@ class Project:
         if outside_a_project and not (Path(self.labels) / AREAS_FILE).exists():
             return model, tuple(Area(area.slug, area.name) for area in model.card.areas)
         areas = load_areas(Path(self.labels) / AREAS_FILE)
-        if set(model.areas) == {area.slug for area in areas}:
+        if set(model.taxonomy) == {area.slug for area in areas}:
             return model, areas
         if self.model_dir is not None or store.current():
             raise UsageError(
@@ -377,7 +377,7 @@ class Project:
         previous = previous_model(self.save_to)
         if previous is None and not self.data:
             before = previous_model(shipped_model_dir())
-            previous = before if before is not None and before.areas == training_set.slugs else None
+            previous = before if before is not None and before.taxonomy == training_set.slugs else None
         return previous
 
     def run(self, previous=None, search: bool = False, corpus=None):

@@ -56,7 +56,7 @@ class TrainingSettings:
     pseudo_label_weight: float = 0.25
     bayes_weight: float = 2.0
     bayes_smoothing: float = 0.01
-    no_area_weight: float = 1.0
+    no_area_weight: float = 1.5
     review_accuracy: float = 0.93
     max_iter: int = 5000
 

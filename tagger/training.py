@@ -35,9 +35,9 @@ from ._version import __version__
 from .calibration import (
     PROBE_WORDS,
     Scores,
+    TopLabelMap,
     calibrated,
     confidence_ceiling,
-    TopLabelMap,
     fit_calibration,
     fit_temperature,
     fit_top_label,
@@ -490,7 +490,8 @@ def calibrate(
         fitted_on=(
             f"{out_of_fold.scheme} predictions of the {len(labels)} labelled abstracts of "
             f"{training_set.described()} ({len(out_of_fold.probe_rows)} cut-short copies for the temperature "
-            f"and evidence scale); its figures cross-fitted ({CROSS_FIT} parts, each calibrated on the others)"
+            f"and evidence scale); its figures cross-fitted ({CROSS_FIT} parts, each calibrated on the "
+            "others)"
         ),
         ceiling=round(ceiling, 6),
     )
@@ -781,6 +782,14 @@ def answering_no_area(training_set: TrainingSet) -> TrainingSet:
             stacklevel=3,
         )
     return training_set.answering_no_area()
+
+
+def no_area_said(card: ModelCard, not_learnt: int) -> str:
+    """What a training says of its labels that fit no area: learnt as the answer ``none``, or
+    ``not_learnt`` of them that were not (too few), or nothing when there were none."""
+    if learnt := card.labelled_per_area.get(NONE):
+        return f", {learnt} of them fitting no area (the answer {NONE})"
+    return f" and {not_learnt} that fit no area (not trained on)" if not_learnt else ""
 
 
 def new_since(training_set: TrainingSet, card: ModelCard | None) -> list[int]:

@@ -40,8 +40,8 @@ def test_every_public_name_is_listed():
 
 def test_a_model_says_what_it_is(shipped):
     text = repr(shipped)
-    assert text.startswith("<tagger Model: 11 areas (llm, vision, generative,")
-    assert "trained on 3409 labelled abstracts of labels;" in text and shipped.card.created in text
+    assert text.startswith("<tagger Model: 12 areas (llm, vision, generative,") and "systems, none)" in text
+    assert "trained on 6121 labelled abstracts of labels;" in text and shipped.card.created in text
 
 
 def test_a_model_scores_labelled_abstracts_as_scikit_learn_does(shipped):

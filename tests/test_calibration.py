@@ -126,11 +126,12 @@ def test_the_shipped_card_says_what_its_calibration_was_fitted_on(shipped):
     calibration = shipped.card.calibration
     assert "top-label" in calibration.method
     assert f"{shipped.card.evaluation.labelled_abstracts} labelled abstracts" in calibration.fitted_on
-    # of every source: proceedings of 2022-24 and preprints of 2025
+    # of every source: preprints of 2025, proceedings of 2022-24 and 2015-16; its figures cross-fitted
     assert (
-        "arxiv-2025.jsonl 1996, modern-2022-24-train.jsonl 1057, modern-2022-24.jsonl 318"
-        in calibration.fitted_on
+        "arxiv-2025.jsonl 3671, modern-2022-24-train.jsonl 1768, modern-2022-24.jsonl 344, "
+        "conference-2015-16.jsonl 300" in calibration.fitted_on
     )
+    assert "figures cross-fitted (5 parts, each calibrated on the others)" in calibration.fitted_on
 
 
 probability_rows = st.lists(

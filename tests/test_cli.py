@@ -41,7 +41,7 @@ def test_predict_tags_every_seed_in_order(capsys, shipped):
     assert summary.endswith(f"; {sum(flagged)} need review (confidence below {shipped.review_threshold:.2f})")
     card = shipped.card  # which model tagged: said on every run
     assert (
-        which.startswith("model: ") and f"on 3409 labelled abstracts of {card.training_data.origin}" in which
+        which.startswith("model: ") and f"on 6121 labelled abstracts of {card.training_data.origin}" in which
     )
     assert card.created[:10] in which
 
@@ -88,7 +88,7 @@ def test_train_then_predict_with_the_new_model(capsys, tmp_path, seed_project, s
     assert status == 0
     assert "trained on 38 labelled abstracts; leave-one-out: accuracy" in err
     # no model there yet: compared with the model that tagged until now, the shipped one
-    assert "before     after" in err and "labelled-abstracts        3409        38" in err
+    assert "before     after" in err and "labelled-abstracts        6121        38" in err
     assert load_model(tmp_path).card.training_data.sha256 == seed_set.fingerprint()
     status, _, err = run(capsys, "train", "--labels", labels, "--abstracts", seeds, "--model", tmp_path)
     assert status == 0
@@ -132,7 +132,7 @@ def test_evaluate_prints_figures_tables_and_suspect_labels(capsys, tmp_path, shi
     status, out, err = run(capsys, "evaluate", "--labels", LABELS, "--abstracts", SEEDS, "--plots", tmp_path)
     assert status == 0
     lines = out.splitlines()
-    assert lines[0] == "stratified 5-fold on 3409 labelled abstracts"
+    assert lines[0] == "stratified 5-fold on 6121 labelled abstracts"
     figures = {line.split()[0]: float(line.split()[1]) for line in lines[1:5] if not line.startswith("top-k")}
     assert lines[2] == f"top-k     top-2 {shipped.card.evaluation.top_k['2']:.3f}, top-3 " + (
         f"{shipped.card.evaluation.top_k['3']:.3f}   (the labelled area among the k likeliest)"

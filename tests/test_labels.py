@@ -13,12 +13,14 @@ from tagger.errors import LabelError
 from tagger.labels import labelled, load_areas, load_labels, load_training_set, read_labelled_file
 from tagger.reading import abstract_id, read_abstracts
 
-# The hand-labelled abstracts of 2022-24: the development set's 318 and the 1,057 added to them (36 of
-# them drawn for the README's example pile, docs/example/papers.jsonl, which no model learns from).
+# The hand-labelled abstracts of 2022-24: the development set's and the 1,800 added to them, none
+# included (40 of them drawn for the README's example pile, docs/example/papers.jsonl, which no
+# model learns from).
 MODERN = [SEEDS / "modern-2022-24.jsonl", SEEDS / "modern-2022-24-train.jsonl"]
-# The hand-labelled arXiv abstracts of 2025: 1,996 with an area (an eighth of the 2,700 held out for
-# measuring, and those that fit no area left out: tests/benchmarks/import_labels.py).
+# The hand-labelled arXiv abstracts of 2025: 3,671, none included (an eighth of the 4,200 held out
+# for measuring: tests/benchmarks/import_labels.py).
 PREPRINTS = [SEEDS / "arxiv-2025.jsonl"]
+OLDER = [SEEDS / "conference-2015-16.jsonl"]  # ICML and NeurIPS 2015-16, labelled by reading
 
 AREAS = ["llm", "vision", "generative", "rl", "robotics", "theory", "optimization", "probabilistic", "safety",
          "science", "systems"]  # fmt: skip
@@ -35,22 +37,23 @@ def test_every_labelled_abstract_has_exactly_one_hand_label_with_a_known_area():
     areas = load_areas(LABELS / "areas.csv")
     labels = load_labels(LABELS / "labels.csv", areas)
     seed_ids = {a.id for a in read_abstracts(SEED_FILES)}
-    modern = list(read_abstracts(MODERN + PREPRINTS))
-    assert len(labels) == 38 + 318 + 1057 + 1996 == len(seed_ids) + len(modern)
+    modern = list(read_abstracts(MODERN + PREPRINTS + OLDER))
+    assert len(labels) == 38 + 344 + 1768 + 3671 + 300 == len(seed_ids) + len(modern)
     assert {label.abstract_id for label in labels} == seed_ids | {abstract_id(a.text) for a in modern}
-    assert {label.area for label in labels} <= set(AREAS)
+    assert {label.area for label in labels} == {*AREAS, "none"}
     assert all(label.title for label in labels)
     # each abstract of 2022-24 keeps where it comes from
     records = [json.loads(line) for path in MODERN for line in path.read_text("utf-8").splitlines()]
-    assert all(r["venue"] and r["year"] in (2022, 2023, 2024) for r in records) and len(records) == 318 + 1057
+    assert all(r["venue"] and r["year"] in (2022, 2023, 2024) for r in records) and len(records) == 344 + 1768
     preprints = [json.loads(line) for path in PREPRINTS for line in path.read_text("utf-8").splitlines()]
     assert all(r["venue"] == "arxiv" and r["year"] == 2025 and r["id"][:2] == "25" for r in preprints)
 
 
 def test_training_set_joins_labels_to_their_texts(training_set, seed_set):
-    assert len(training_set.texts) == 3409 and training_set.use_descriptions
-    counts = training_set.counts()
-    assert list(counts) == AREAS and sum(counts.values()) == 3409 and min(counts.values()) >= 50
+    assert len(training_set.texts) == 6121 - 820 and training_set.use_descriptions
+    assert training_set.no_area == len(training_set.no_area_ids) == 820  # (the answer none: learnt)
+    counts = training_set.answering_no_area().counts()
+    assert list(counts) == [*AREAS, "none"] and sum(counts.values()) == 6121 and min(counts.values()) >= 50
     assert len(training_set.fingerprint()) == 64
     assert len(seed_set.texts) == 38 and seed_set.counts()["probabilistic"] == 0
 
@@ -58,7 +61,8 @@ def test_training_set_joins_labels_to_their_texts(training_set, seed_set):
 def test_a_training_set_says_which_files_its_texts_are_from(training_set, seed_set):
     seeds = Counter(Path(a.source).name for a in read_abstracts(SEED_FILES))
     assert training_set.described() == (
-        f"{LABELS} (texts: arxiv-2025.jsonl 1996, modern-2022-24-train.jsonl 1057, modern-2022-24.jsonl 318, "
+        f"{LABELS} (texts: arxiv-2025.jsonl 3097, modern-2022-24-train.jsonl 1571, modern-2022-24.jsonl 318, "
+        "conference-2015-16.jsonl 277, "
         + ", ".join(f"{name} {n}" for name, n in sorted(seeds.items()))
         + ")"
     )

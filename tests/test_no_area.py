@@ -43,7 +43,7 @@ def answer(monkeypatch, capsys, answers: str, *args: str):
 
 
 def test_none_is_an_answer_kept_with_its_topic_and_never_suggested_again(project, monkeypatch, capsys):
-    status, out, err = answer(monkeypatch, capsys, "none Recommender  systems\nn\n1\n", "--n", "3")
+    status, out, err = answer(monkeypatch, capsys, "none Recommender  systems\nn\ntheory\n", "--n", "3")
     assert status == 0, err
     assert out.count("  labelled none (fits no area)") == 2
     rows = label_rows(project)[-3:]
@@ -127,7 +127,7 @@ def test_the_session_passes_the_topic_to_the_store(shipped):
 def test_the_report_counts_the_abstracts_that_fit_no_area_apart_from_the_accuracy(
     project, monkeypatch, capsys
 ):
-    status, _, err = answer(monkeypatch, capsys, "none recommender\n1\n", "--n", "2")
+    status, _, err = answer(monkeypatch, capsys, "none recommender\ntheory\n", "--n", "2")
     assert status == 0, err
     assert run(capsys, "predict", "pile.jsonl", "-o", "tags.csv")[0] == 0
     status, _, err = run(capsys, "report", "tags.csv", "-o", "r.html")
@@ -198,3 +198,53 @@ def test_evaluate_sets_the_review_threshold_as_train_does(seed_set, shipped):
     _, validation, _ = validate(labelled, shipped.card.settings, run=Run(plan=Plan(leave_one_out_max=0)))
     model = train(labelled, shipped.card.settings, run=Run(plan=Plan(leave_one_out_max=0)))
     assert validation.review.no_area == 2 and validation.review == model.card.review
+
+
+OUTSIDE = [
+    "We forecast electricity demand from smart-meter time series with seasonal decomposition.",
+    "A recommender system ranks items for shoppers from their clicks on a retail website.",
+    "We survey how nurses use a scheduling app in hospital wards: interviews with 30 staff.",
+    "A database index speeds up range queries over sorted keys on disk.",
+    "We measure the spectra of distant galaxies with a ground telescope.",
+    "Software engineers review code faster with a new diff viewer, a user study shows.",
+    "A radio receiver decodes signals in noisy channels with a new modulation scheme.",
+    "We prove a combinatorial identity about integer partitions.",
+    "A survey of citizens about public transport satisfaction in three cities.",
+    "We forecast retail sales from weekly time series of past sales and holidays.",
+    "Graph mining finds dense communities in a social network of email senders.",
+    "A logic programming language for knowledge representation with default rules.",
+]
+
+
+def test_the_model_answers_none_itself_when_it_has_enough_none_labels(seed_set, shipped):
+    """From NO_AREA_MIN abstracts labelled none on, none is an answer of the model: its own
+    row of the card, a tag with a confidence, flagged or not like any other."""
+    import dataclasses
+
+    from tagger.labels import NO_AREA_MIN
+    from tagger.plan import Plan
+    from tagger.training import Run, train
+
+    assert len(OUTSIDE) >= NO_AREA_MIN
+    labelled_set = dataclasses.replace(seed_set, no_area_texts=tuple(OUTSIDE))
+    model = train(labelled_set, shipped.card.settings, run=Run(plan=Plan(leave_one_out_max=0)))
+    assert model.areas[-1] == NONE and model.card.labelled_per_area[NONE] == len(OUTSIDE)
+    assert model.card.evaluation.per_area[NONE]["support"] == len(OUTSIDE)
+    tags = model.predict(["We forecast electricity demand from smart meter time series of households."])
+    assert tags[0].area == NONE and 0 < tags[0].confidence <= 1
+    assert model.predict(["A robot arm grasps objects from camera images."])[0].area != NONE
+
+
+def test_too_few_none_labels_to_learn_from_say_so(seed_set, shipped):
+    import dataclasses
+
+    from tagger.errors import TaggerWarning
+    from tagger.plan import Plan
+    from tagger.training import Run, train
+
+    labelled_set = dataclasses.replace(seed_set, no_area_texts=tuple(OUTSIDE[:3]))
+    with pytest.warns(
+        TaggerWarning, match="3 abstract.s. labelled none: too few to learn the answer none from"
+    ):
+        model = train(labelled_set, shipped.card.settings, run=Run(plan=Plan(leave_one_out_max=0)))
+    assert NONE not in model.areas and model.card.review.no_area == 3

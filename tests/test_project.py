@@ -27,7 +27,7 @@ def pile(folder):
 def test_init_makes_a_project_with_the_shipped_labels(capsys, tmp_path, monkeypatch, training_set):
     monkeypatch.chdir(tmp_path)
     status, _, err = run(capsys, "init")
-    assert status == 0 and "made labels/labels.csv: 3409 labels the shipped model learnt from" in err
+    assert status == 0 and "made labels/labels.csv: 6121 labels the shipped model learnt from" in err
     assert load_areas(tmp_path / "labels" / "areas.csv") == load_areas(LABELS / "areas.csv")
     mine = load_training_set(tmp_path / "labels", [tmp_path / "seeds"])
     assert mine.by_id() == training_set.by_id()  # the same labels, on the same texts
@@ -95,14 +95,14 @@ def test_a_retrain_in_a_new_project_builds_on_the_shipped_labels(capsys, tmp_pat
     monkeypatch.setattr(sys, "stdin", io.StringIO("robotics\ntheory\ngenerative\n"))
     assert run(capsys, "label", papers, "--n", "3")[0] == 0
     status, _, err = run(capsys, "train")
-    assert status == 0 and "trained on 3412 labelled abstracts" in err
+    assert status == 0 and "trained on 6124 labelled abstracts" in err
     model = load_model(tmp_path / "models")
     assert model.card.evaluation.accuracy > 0.6  # what the shipped labels teach, kept
     # the first retrain replaces the shipped model: its settings kept (no search), compared with it
     shipped = load_model()
     assert model.card.settings == shipped.card.settings and "kept the settings" in err
-    assert "3 labelled abstracts changed of 3409" in err
-    assert "labelled-abstracts        3409      3412" in err
+    assert "3 labelled abstracts changed of 6121" in err
+    assert "labelled-abstracts        6121      6124" in err
     assert "on the 3 label(s) new since the previous model" in err
 
 

@@ -391,7 +391,7 @@ def test_retrain_from_the_page_saves_a_model_and_says_what_changed(project):
             "ece",
         ]
         # the first retrain compares with the model that guessed until now, the shipped one
-        assert result["figures"][0]["before"] == "3409" and result["figures"][0]["after"] == "39"
+        assert result["figures"][0]["before"] == "6121" and result["figures"][0]["after"] == "39"
         assert (project / "models" / "model.json").is_file()
         state = page.answer("theory")  # guesses now from the new model
         assert state["last"]["guess"]

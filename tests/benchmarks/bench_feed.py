@@ -240,7 +240,9 @@ def main() -> None:
     for design in args.design or ["class"]:
         for name, settings in recipes:
             print(f"\n== design {design}, {name}", flush=True)
-            everything[f"{design}, {name}"] = run(args.bench, settings, design, args.sources.split(","), args.folds)
+            everything[f"{design}, {name}"] = run(
+                args.bench, settings, design, args.sources.split(","), args.folds
+            )
     if args.json:
         args.json.write_text(json.dumps(everything, indent=2, default=str))
 

@@ -2,7 +2,9 @@
 area become a texts file in the project's ``seeds/`` (id, venue, year, title, abstract, as
 ``seeds/modern-2022-24.jsonl`` holds the development set's) and their areas hand labels in
 ``labels/labels.csv``, written through the label store as ``tagger label`` writes them.
-Abstracts labelled ``none`` (no area) are left out; nothing is labelled by a model.
+Abstracts labelled ``none`` (no area) are labelled ``none`` with their topic; the abstracts of
+the README's example pile (``docs/example/papers.jsonl``) are left out. Nothing is labelled by a
+model.
 
 Usage:
     python tests/benchmarks/import_labels.py LABELLED.jsonl --texts seeds/NAME.jsonl
@@ -27,8 +29,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+EXAMPLE_PILE = ROOT / "docs" / "example" / "papers.jsonl"
 FIELDS = ("id", "venue", "year", "title", "abstract")
 ARXIV_ID = re.compile(r"(\d\d)(\d\d)\.\d{4,5}(v\d+)?")
+
+
+def load(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
 def with_source(row: dict, venue: str | None) -> dict:
@@ -51,10 +58,12 @@ def main() -> None:
     parser.add_argument("--venue", help="the venue of every abstract (arXiv abstracts have none)")
     parser.add_argument("--hold-out", type=int, default=0, help="leave out the first of K stratified folds")
     options = parser.parse_args()
-    from tagger.labelstore import ProjectLabels
-    from tagger.reading import read_abstracts
+    from tagger.labelstore import NONE, ProjectLabels
+    from tagger.reading import abstract_id, read_abstracts
 
-    rows = [json.loads(line) for line in options.labelled.read_text(encoding="utf-8").splitlines() if line]
+    example = {abstract_id(row["abstract"]) for row in load(EXAMPLE_PILE)}  # the README's: never labels
+
+    rows = load(options.labelled)
     held = 0
     if options.hold_out:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -63,24 +72,23 @@ def main() -> None:
         fold = preprint_folds(rows, options.hold_out)
         held = sum(fold[row["id"]] == 0 for row in rows)
         rows = [row for row in rows if fold[row["id"]] != 0]
-    rows = [with_source(row, options.venue) for row in rows]
-    with_area = [row for row in rows if row["area"] != "none"]
+    rows = [with_source(row, options.venue) for row in rows if abstract_id(row["abstract"]) not in example]
     if options.texts.exists():
         raise SystemExit(f"{options.texts} exists already")
     options.texts.write_text(
-        "".join(
-            json.dumps({name: row[name] for name in FIELDS}, ensure_ascii=False) + "\n" for row in with_area
-        ),
+        "".join(json.dumps({name: row[name] for name in FIELDS}, ensure_ascii=False) + "\n" for row in rows),
         encoding="utf-8",
     )
     store = ProjectLabels(options.labels, options.abstracts, annotator="")  # the readers are not named
-    areas = {row["id"]: row["area"] for row in with_area}
+    by_id = {row["id"]: row for row in rows}
     added = 0
     for abstract in read_abstracts([options.texts]):
-        answer = store.add(abstract, areas[abstract.id])
+        row = by_id[abstract.id]
+        answer = store.add(abstract, row["area"], (row.get("topic") or "") if row["area"] == NONE else "")
         added += answer.earlier is None
-    print(f"{options.texts}: {len(with_area)} abstracts with an area ({len(rows) - len(with_area)} 'none' left out, "
-          f"{held} held out); {added} new labels in {options.labels / 'labels.csv'}")  # fmt: skip
+    outside = sum(row["area"] == NONE for row in rows)
+    print(f"{options.texts}: {len(rows)} abstracts ({outside} {NONE}, {held} held out); "
+          f"{added} new labels in {options.labels / 'labels.csv'}")  # fmt: skip
 
 
 if __name__ == "__main__":
