@@ -153,6 +153,11 @@ class Evaluation:
     ties: int | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
     # top-k accuracy: k ("2", "3") -> how often the labelled area is among the k likeliest
     top_k: dict | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
+    # when the model answers none (the abstract fits no area), the figures above count every
+    # labelled abstract, none among them; these, those with an area ({labelled_abstracts,
+    # accuracy, ece}), and the share of all answered none
+    with_area: dict | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
+    answered_none: float | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
 
 
 @dataclass(frozen=True)

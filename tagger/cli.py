@@ -432,8 +432,8 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from .evaluate import accuracy_text, ece_text, format_comparison
-    from .training import no_area_said
+    from .evaluate import format_comparison
+    from .training import trained_said
 
     project = _project(args)
     project.check_writable()
@@ -442,17 +442,7 @@ def _train(args: argparse.Namespace) -> int:
     with feedback.stages():
         done = project.retrain(texts, unlabelled=pile, search=args.search, training_set=training_set)
     model = done.model
-    figures, labelled = model.card.evaluation, model.card.training_data.labelled_abstracts
-    measured = (
-        f" ({figures.labelled_abstracts} cross-validated)" if figures.labelled_abstracts != labelled else ""
-    )
-    measured += no_area_said(model.card, training_set.no_area)
-    say(
-        f"trained on {labelled} labelled abstracts{measured}; {figures.scheme}: "
-        f"accuracy {accuracy_text(figures.accuracy, figures.labelled_abstracts)}, "
-        f"macro-F1 {figures.macro_f1:.3f}, ECE {ece_text(figures.ece, figures.labelled_abstracts)}; "
-        f"saved to {args.model}",
-    )
+    say(f"{trained_said(model.card, training_set.no_area)}; saved to {args.model}")
     _say_if_reused(model.card.settings_selection)
     if args.unlabelled and model.card.unlabelled is None:
         why = "every one is labelled" if pile else "it holds no abstracts"

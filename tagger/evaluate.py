@@ -137,7 +137,9 @@ def summary(labels: Sequence[str], probabilities: np.ndarray, slugs: Sequence[st
     truth = np.array([slugs.index(label) for label in labels], dtype=int)
     rank = (probabilities > probabilities[np.arange(len(truth)), truth][:, None]).sum(axis=1)
     macro_f1 = f1_score(labels, predicted, labels=present, average="macro", zero_division=0)
+    answers = np.asarray(labels, dtype=object), np.asarray(predicted, dtype=object)
     return {
+        **_with_area(*answers, probabilities.max(axis=1), slugs),
         "labelled_abstracts": len(labels),
         "ties": predicted.count(NO_AREA) or None,
         "accuracy": round(float(correct.mean()), 4),
@@ -154,6 +156,25 @@ def summary(labels: Sequence[str], probabilities: np.ndarray, slugs: Sequence[st
             for slug, p, r, f, s in zip(slugs, precision, recall, f1, support)
         },
         "confusion": {"areas": slugs, "counts": matrix.tolist()},
+    }
+
+
+def _with_area(labels: np.ndarray, predicted: np.ndarray, confidence: np.ndarray, slugs: list[str]) -> dict:
+    """When the model answers ``none`` (it learnt it): the figures of the labelled abstracts
+    that have an area (accuracy, ECE, how many), and the share of every one answered ``none``."""
+    from .prediction import NONE
+
+    if NONE not in slugs:
+        return {}
+    inside = labels != NONE
+    correct = predicted[inside] == labels[inside]
+    return {
+        "with_area": {
+            "labelled_abstracts": int(inside.sum()),
+            "accuracy": round(float(correct.mean()), 4) if inside.any() else 0.0,
+            "ece": round(expected_calibration_error(confidence[inside], correct), 4) if inside.any() else 0.0,
+        },
+        "answered_none": round(float((predicted == NONE).mean()), 4),
     }
 
 

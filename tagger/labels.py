@@ -91,6 +91,8 @@ class TrainingSet:
             raise ValueError("texts, labels and ids differ in length")
         if self.weights and len(self.weights) != len(self.labels):
             raise ValueError("labels and weights differ in length")
+        if self.no_area_ids and len(self.no_area_ids) != len(self.no_area_texts):
+            raise ValueError("the texts that fit no area and their ids differ in length")
 
     @property
     def no_area(self) -> int:

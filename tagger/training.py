@@ -496,7 +496,7 @@ def calibrate(
         ceiling=round(ceiling, 6),
     )
     groups = cross_fit_groups(truth)
-    probabilities = cross_fitted(out_of_fold, truth, groups, calibration.ceiling)
+    probabilities = cross_fitted(out_of_fold, truth, groups, ceiling)
     confidence = probabilities.max(axis=1)
     correct = right(probabilities, truth)
     review = _review(confidence, correct, settings.review_accuracy, groups=groups)
@@ -784,12 +784,29 @@ def answering_no_area(training_set: TrainingSet) -> TrainingSet:
     return training_set.answering_no_area()
 
 
-def no_area_said(card: ModelCard, not_learnt: int) -> str:
-    """What a training says of its labels that fit no area: learnt as the answer ``none``, or
-    ``not_learnt`` of them that were not (too few), or nothing when there were none."""
+def trained_said(card: ModelCard, not_learnt: int) -> str:
+    """What a training says it learnt from and how well, cross-validated: every labelled
+    abstract (``none`` among them when learnt as an answer, then also the figures of those
+    with an area and the share answered ``none``), or the ``not_learnt`` that fit no area
+    and were too few to learn from."""
+    figures, labelled = card.evaluation, card.training_data.labelled_abstracts
+    n = figures.labelled_abstracts
+    said = f"trained on {labelled} labelled abstracts" + (f" ({n} cross-validated)" if n != labelled else "")
     if learnt := card.labelled_per_area.get(NONE):
-        return f", {learnt} of them fitting no area (the answer {NONE})"
-    return f" and {not_learnt} that fit no area (not trained on)" if not_learnt else ""
+        said += f", {learnt} of them fitting no area (the answer {NONE})"
+    elif not_learnt:
+        said += f" and {not_learnt} that fit no area (not trained on)"
+    said += (
+        f"; {figures.scheme}: accuracy {evaluate.accuracy_text(figures.accuracy, n)}, "
+        f"macro-F1 {figures.macro_f1:.3f}, ECE {evaluate.ece_text(figures.ece, n)}"
+    )
+    if (inside := figures.with_area) is not None:
+        said += (
+            f"; on the {inside['labelled_abstracts']} with an area: accuracy {inside['accuracy']:.3f}, "
+            f"ECE {inside['ece']:.3f}; answered {NONE}: {figures.answered_none:.0%}; "
+            f"sure (unflagged at {card.review.target_accuracy:.2f}): {1 - card.review.share_flagged:.0%}"
+        )
+    return said
 
 
 def new_since(training_set: TrainingSet, card: ModelCard | None) -> list[int]:

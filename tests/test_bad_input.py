@@ -620,7 +620,7 @@ def test_a_card_nested_too_deeply_is_a_clear_error_and_train_replaces_it(capsys,
         "tagger: models/model.json: unreadable model card (nested too deeply). Retrain with 'tagger train'.\n"
     )
     status, _, err = run(capsys, "train")
-    assert status == 0 and load_model(tmp_path / "models").areas == load_model(ROOT / "models").areas
+    assert status == 0 and load_model(tmp_path / "models").taxonomy == load_model(ROOT / "models").taxonomy
 
 
 def test_an_area_with_one_labelled_abstract_trains_with_a_warning(capsys, tmp_path):

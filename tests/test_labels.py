@@ -62,9 +62,7 @@ def test_a_training_set_says_which_files_its_texts_are_from(training_set, seed_s
     seeds = Counter(Path(a.source).name for a in read_abstracts(SEED_FILES))
     assert training_set.described() == (
         f"{LABELS} (texts: arxiv-2025.jsonl 3097, modern-2022-24-train.jsonl 1571, modern-2022-24.jsonl 318, "
-        "conference-2015-16.jsonl 277, "
-        + ", ".join(f"{name} {n}" for name, n in sorted(seeds.items()))
-        + ")"
+        "conference-2015-16.jsonl 277, " + ", ".join(f"{name} {n}" for name, n in sorted(seeds.items())) + ")"
     )
     first_two = seed_set.subset([0, 1])
     assert first_two.described() == f"{first_two.origin} (texts: {first_two.files[first_two.ids[0]]} 2)"
