@@ -420,7 +420,13 @@ def _report(args: argparse.Namespace) -> int:
     model = project.model()
     labels = project.labels_by_name() if args.label_column is None else {}
     with feedback.stages():
-        overview = read_tags(args.tags, labels, args.label_column, trained=project.trained_names(model))
+        overview = read_tags(
+            args.tags,
+            labels,
+            args.label_column,
+            trained=project.trained_names(model),
+            answers_none=NONE in model.areas,
+        )
         logging.getLogger("tagger.report").info("writing the report")
         page = build(overview, model, f"tagger report: {Path(args.tags).name}")
     replaced = " (it replaces the report that was there)" if Path(args.output).is_file() else ""

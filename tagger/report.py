@@ -55,7 +55,10 @@ class Overview:
     arrays by column name, :data:`NEEDED` and ``title``, ``needs_review``, ``label``), so
     that a file of millions of rows needs the memory of one chunk."""
 
-    def __init__(self) -> None:
+    def __init__(self, answers_none: bool = False) -> None:
+        # whether the model answers none: then a none label is one like any other (right when
+        # the tag is none); otherwise such abstracts are never right, and counted apart
+        self.answers_none = answers_none
         self.rows = 0
         self.areas: Counter = Counter()
         self.review: Counter = Counter()
@@ -63,8 +66,9 @@ class Overview:
         self.every = Bins()
         self.labelled = Bins()
         self.unseen = Bins()  # the labelled abstracts the model was not trained on
-        self.no_area = 0  # abstracts labelled as fitting no area (never right: counted apart)
-        self.no_area_flagged = 0  # of them, those that need review
+        self.no_area = 0  # abstracts labelled as fitting no area
+        self.no_area_answered = 0  # of them, those tagged none
+        self.no_area_flagged = 0  # and of the others, those that need review
         self.lowest: list[tuple] = []  # (key, Row), the WORTH_A_LOOK least confident
         self.closest: list[tuple] = []  # the WORTH_A_LOOK with the closest runner-up
 
@@ -77,8 +81,10 @@ class Overview:
         self.every.add(confidence, np.zeros(n, dtype=bool))
         none = labels == NONE
         self.no_area += int(none.sum())
-        self.no_area_flagged += int((none & chunk["needs_review"]).sum())
-        labelled = (labels != "") & ~none
+        answered = none & (chunk["area"] == NONE)
+        self.no_area_answered += int(answered.sum())
+        self.no_area_flagged += int((none & ~answered & chunk["needs_review"]).sum())
+        labelled = (labels != "") & (~none | self.answers_none)
         self.labelled.add(confidence[labelled], (chunk["area"] == labels)[labelled])
         unseen = labelled & ~chunk["trained"] if "trained" in chunk else labelled
         self.unseen.add(confidence[unseen], (chunk["area"] == labels)[unseen])
@@ -114,11 +120,16 @@ class Overview:
 
 
 def overview_of(
-    abstracts, predictions, labels: dict[str, str] | None = None, trained: Container[str] = ()
+    abstracts,
+    predictions,
+    labels: dict[str, str] | None = None,
+    trained: Container[str] = (),
+    answers_none: bool = False,
 ) -> Overview:
     """The overview of tagged abstracts (:class:`tagger.reading.Abstract` and their
     predictions); ``labels`` maps the digest of a text to its hand label; ``trained``: the
-    digests of the texts the model was trained on."""
+    digests of the texts the model was trained on; ``answers_none``: whether the model
+    answers none (see :class:`Overview`)."""
 
     labels = labels or {}
     digests = [a.digest for a in abstracts]
@@ -131,7 +142,7 @@ def overview_of(
         "label": [labels.get(digest, "") for digest in digests],
         "trained": [digest in trained for digest in digests],
     }
-    overview = Overview()
+    overview = Overview(answers_none)
     types = {name: field.dtype for name, field in BY_NAME.items()} | {"trained": bool}
     overview.add({name: np.array(values, dtype=types.get(name, object)) for name, values in columns.items()})
     return overview
@@ -143,6 +154,7 @@ def read_tags(
     label_column: str | None = None,
     chunk_rows: int = CHUNK_ROWS,
     trained: Container[str] = (),
+    answers_none: bool = False,
 ) -> Overview:
     """The overview of a file ``tagger predict`` wrote (CSV, JSON lines or Parquet, by its
     name; ``.gz`` too), read ``chunk_rows`` rows at a time. Each row's hand label: its
@@ -150,8 +162,9 @@ def read_tags(
     ``id`` (a digest when the input had no ids). Every cell is checked as the tagged row's
     schema says (:mod:`tagger.schema`); the first that is not what predict writes is an error
     naming its line. ``trained``: the ids of the abstracts the model was trained on (the
-    digests of its training texts, and ids naming them), whose accuracy is said apart."""
-    overview = Overview()
+    digests of its training texts, and ids naming them), whose accuracy is said apart;
+    ``answers_none``: whether the model answers none (see :class:`Overview`)."""
+    overview = Overview(answers_none)
     labels = labels or {}
     for start, frame, kind, label_name in _chunks(path, label_column, chunk_rows):
         line = start + (2 if kind == "csv" else 1)  # (CSV: after the header)
@@ -401,10 +414,13 @@ def _confidence(overview: Overview, model: Model | None = None) -> str:
     else:
         summary = "<p>None of these abstracts is labelled: no accuracy to set against the confidence.</p>"
     if overview.no_area:
+        others = overview.no_area - overview.no_area_answered
         summary += (
             f"<p>{overview.no_area:,} {'is' if overview.no_area == 1 else 'are'} labelled as fitting no "
-            f"area: {overview.no_area_flagged:,} of them "
-            f"({overview.no_area_flagged / overview.no_area:.0%}) need review.</p>"
+            f"area{' (counted above)' if overview.answers_none else ''}: {overview.no_area_answered:,} "
+            f"tagged {NONE}"
+            + (f"; of the {others:,} others, {overview.no_area_flagged:,} need review" if others else "")
+            + ".</p>"
         )
     return (
         "<section id=confidence><h2>Confidence</h2>"

@@ -282,7 +282,9 @@ def labelling_app(
                 tagged["predictions"] = current.predict([a.document for a in sample])
                 tagged["model"] = current
             trained = set(current.card.training_data.labels or {})
-            overview = overview_of(sample, tagged["predictions"], labels.current(), trained)
+            overview = overview_of(
+                sample, tagged["predictions"], labels.current(), trained, NONE in current.areas
+            )
             return build(overview, current, f"tagger report: {source}")
 
     labels = next(iter(desks.values()))[1]  # (every store reads the same labels)
