@@ -54,6 +54,7 @@ class Corpus:
         self._single: list[int] = []  # per row: how many of its terms are single words
         self._content: list[int] = []  # per row: its words that are not stop words
         self._rank = np.zeros(0, dtype=np.int64)  # per term number: its place among the sorted names
+        self._pair = np.zeros(0, dtype=bool)  # per term number: whether it is a word pair
         self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # _flat, _starts, _single
 
     def __getstate__(self) -> dict:
@@ -64,6 +65,7 @@ class Corpus:
             "arrays": self._numbers(),
             "content": self._content,
             "rank": self._rank,
+            "pair": self._pair,
         }
 
     def __setstate__(self, state: dict) -> None:
@@ -73,7 +75,7 @@ class Corpus:
         self._arrays = state["arrays"]
         flat, starts, single = self._arrays
         self._flat, self._starts, self._single = flat.tolist(), starts.tolist(), single.tolist()
-        self._content, self._rank = state["content"], state["rank"]
+        self._content, self._rank, self._pair = state["content"], state["rank"], state["pair"]
 
     def rows(self, texts: Sequence[str]) -> np.ndarray:
         """The row of each text, analysing the texts not seen before."""
@@ -110,11 +112,13 @@ class Corpus:
 
     def ranks(self) -> np.ndarray:
         """Each term number's place among the terms sorted (scikit-learn's column order),
-        sorted once for every term seen so far."""
+        sorted once for every term seen so far (and which terms are word pairs, found then)."""
         if len(self._rank) != len(self.names):
             order = sorted(range(len(self.names)), key=self.names.__getitem__)
             self._rank = np.empty(len(order), dtype=np.int64)
             self._rank[order] = np.arange(len(order))
+            new = self.names[len(self._pair) :]
+            self._pair = np.concatenate([self._pair, np.fromiter((" " in t for t in new), bool, len(new))])
         return self._rank
 
     def _terms(self, rows: np.ndarray, ngram_max: int) -> tuple[np.ndarray, np.ndarray]:
@@ -157,10 +161,7 @@ class Corpus:
         df = np.bincount(entry_term, minlength=len(self.names))[sorted_terms]
         mask = df >= min_df
         if pair_min_df > min_df:
-            pairs = np.fromiter(
-                (" " in self.names[t] for t in sorted_terms.tolist()), bool, len(sorted_terms)
-            )
-            mask &= ~pairs | (df >= pair_min_df)
+            mask &= ~self._pair[sorted_terms] | (df >= pair_min_df)  # (found by ranks, above)
         if max_features is not None and mask.sum() > max_features:
             frequency = np.bincount(entry_term, weights=counts.astype(np.float64), minlength=len(self.names))
             keep = (-frequency[sorted_terms][mask]).argsort()[:max_features]

@@ -248,7 +248,15 @@ def _run_folds(
     """:func:`_fold_scores` of each task, on ``jobs`` processes, every text the folds fit or
     score analysed here first (forked workers share the analyses), while this process does
     ``meanwhile``."""
-    corpus = corpus if corpus is not None else Corpus()
+    corpus = analyse(training_set, plan, corpus if corpus is not None else Corpus())
+    folds = _Folds(training_set, corpus, plan.self_training)
+    return run_all(_fold_task, folds, tasks, jobs, meanwhile=meanwhile)
+
+
+def analyse(training_set: TrainingSet, plan: Plan, corpus: Corpus) -> Corpus:
+    """``corpus`` with every text cross-validation fits or scores analysed (the labelled
+    abstracts, the area descriptions, the cut-short copies and the pile), so that forked
+    workers share the analyses (and a page's retrain finds them done)."""
     n = len(training_set.labels)
     corpus.rows(training_set.texts)
     corpus.rows([area.document() for area in training_set.areas])
@@ -259,8 +267,7 @@ def _run_folds(
 
         corpus.rows(pile_texts(training_set, list(training_set.pile), plan.self_training))
     corpus.ranks()  # (sorted once here, not in each worker)
-    folds = _Folds(training_set, corpus, plan.self_training)
-    return run_all(_fold_task, folds, tasks, jobs, meanwhile=meanwhile)
+    return corpus
 
 
 def _fold_task(folds: _Folds, task: tuple) -> dict[int, tuple[Scores, Scores]]:

@@ -233,10 +233,12 @@ def labelling_app(
 
     def prepare() -> None:
         """The first retrain's slow parts, done from the first answer on while the next
-        abstracts are read: the labelled texts analysed, training's modules imported (the page
-        itself starts without them)."""
+        abstracts are read: every text its cross-validation reads analysed, training's modules
+        imported (the page itself starts without them)."""
         with contextlib.suppress(Exception):  # (the retrain says what is wrong, if anything)
-            analysed.rows(list(project.training_set().texts))
+            training = importlib.import_module("tagger.training")
+            learnt = training.answering_no_area(project.training_set())
+            training.analyse(learnt, project.run().plan, analysed)
             importlib.import_module("tagger.retraining")
 
     preparing = threading.Thread(target=prepare, daemon=True)
