@@ -100,13 +100,18 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
         if weights is not None:
             training_set = replace(training_set, weights=weights)
         self.model_ = train(training_set, settings)
+        # the classes are the model's answers (none among them when learnt; a none too rare to
+        # learn from is no class), each column of the model's in the classes' sorted order
+        answers = list(self.model_.areas)
+        self.classes_ = self.classes_[[str(c) in answers for c in self.classes_]]
+        self._columns = np.array([answers.index(str(c)) for c in self.classes_])
         self.n_features_in_ = 1
         return self
 
     def predict_proba(self, X) -> np.ndarray:
         """Calibrated probabilities, one column per class of ``classes_``."""
         check_is_fitted(self, "model_")
-        return self.model_.predict_proba(_texts(X))
+        return self.model_.predict_proba(_texts(X))[:, self._columns]
 
     def predict_log_proba(self, X) -> np.ndarray:
         """The log of :meth:`predict_proba`."""
@@ -117,7 +122,7 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
         """The linear scores before calibration, one column per class of ``classes_``: larger
         means likelier; the largest is the predicted class."""
         check_is_fitted(self, "model_")
-        return self.model_.decision_function(_texts(X))
+        return self.model_.decision_function(_texts(X))[:, self._columns]
 
     def predict(self, X) -> np.ndarray:
         probabilities = self.predict_proba(X)

@@ -262,3 +262,33 @@ def test_too_few_none_labels_to_learn_from_say_so(seed_set, shipped):
     ):
         model = train(labelled_set, shipped.card.settings, run=Run(plan=Plan(leave_one_out_max=0)))
     assert NONE not in model.areas and model.card.review.no_area == 3
+
+
+def test_the_shipped_model_answers_none_through_every_door(capsys):
+    """predict, tag_dataframe and the command line's rows give the answer none alike."""
+    import pandas as pd
+
+    from tagger import predict, tag_dataframe
+
+    text = "We forecast electricity demand from smart-meter time series with seasonal decomposition."
+    assert predict(text).area == NONE
+    assert tag_dataframe(pd.DataFrame({"abstract": [text]}))["area"].tolist() == [NONE]
+    status, out, _ = run(capsys, "predict", "--text", text)
+    assert status == 0 and out.splitlines()[1].split(",")[4] == NONE
+
+
+def test_the_estimator_learns_none_from_its_labels(seed_set):
+    """A scikit-learn user's labels with none among them: none is one of the classes."""
+    from tagger.estimator import TaggerClassifier
+
+    texts = list(seed_set.texts) + OUTSIDE
+    labels = list(seed_set.labels) + [NONE] * len(OUTSIDE)
+    classifier = TaggerClassifier().fit(texts, labels)
+    assert NONE in classifier.classes_
+    assert (classifier.predict(OUTSIDE) == NONE).mean() >= 0.5  # (what it learnt from: answered none)
+    # too few to learn from: none is no class (its probability would be no column)
+    from tagger.errors import TaggerWarning
+
+    with pytest.warns(TaggerWarning, match="too few to learn the answer none from"):
+        few = TaggerClassifier().fit(list(seed_set.texts) + OUTSIDE[:3], list(seed_set.labels) + [NONE] * 3)
+    assert NONE not in few.classes_ and few.predict_proba(OUTSIDE).shape == (len(OUTSIDE), len(few.classes_))
