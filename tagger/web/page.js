@@ -43,9 +43,10 @@ function feedback(last, error) {
     line.textContent = last.undone ? `undone: ${last.answer} for ${last.id}` : `not undone: the label of ${last.id} was changed by someone else since`;
     return;
   }
-  const guess = `the model said ${last.guess} ${Number(last.confidence).toFixed(2)}`;
+  const named = (answer) => answer === state.none ? `${answer} (fits no area)` : answer;
+  const guess = `the model said ${named(last.guess)} ${Number(last.confidence).toFixed(2)}`;
   if (last.answer === null) { line.textContent = `skipped ${last.id}; ${guess}`; return; }
-  const answered = last.answer === state.none ? `${last.answer} (fits no area)` : last.answer;
+  const answered = named(last.answer);
   line.textContent = `labelled ${answered}; ${guess}`;
   line.className = last.answer === last.guess ? "agree" : "differ";
 }
