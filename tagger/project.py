@@ -187,21 +187,35 @@ class Project:
         """The folders of this project that no output may go into, each with what it holds:
         the taxonomy and hand labels, the labelled abstracts' texts (where a taxonomy or
         labels are), and a folder that holds a model (the one saved to, the one tagging)."""
-        labels = Path(self.labels)
-        folders: list[tuple[Path, str]] = []
-        if (labels / AREAS_FILE).is_file() or (labels / LABELS_FILE).is_file():
-            folders.append((labels, "the taxonomy and hand labels"))
-            texts = [Path(a) for a in self.abstracts if Path(a).is_dir()]
-            folders += [(folder, "the labelled abstracts' texts") for folder in texts]
         models = {self.save_to, self.model_folder or self.save_to}
-        folders += [(Path(m), "a model") for m in sorted(models) if (Path(m) / CARD_FILE).is_file()]
-        return tuple(folders)
+        held = [(Path(m), "a model") for m in sorted(models) if (Path(m) / CARD_FILE).is_file()]
+        return self._label_folders() + tuple(held)
+
+    def _label_folders(self) -> tuple[tuple[Path, str], ...]:
+        """The folders of this project's taxonomy and hand labels and of their texts (where a
+        taxonomy or labels are), each with what it holds."""
+        labels = Path(self.labels)
+        if not ((labels / AREAS_FILE).is_file() or (labels / LABELS_FILE).is_file()):
+            return ()
+        texts = [Path(a) for a in self.abstracts if Path(a).is_dir()]
+        return ((labels, "the taxonomy and hand labels"),) + tuple(
+            (folder, "the labelled abstracts' texts") for folder in texts
+        )
 
     def check_writable(self) -> None:
-        """Refuse a model folder that cannot be written, before the work of training."""
+        """Refuse a model folder that cannot be written, or that is (or is inside) the folder
+        of the labels or of their texts, before the work of training."""
         from .errors import OutputError
 
         path = Path(self.save_to)
+        for folder, holds in self._label_folders():
+            if Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder)):
+                raise OutputError(
+                    f"is inside this project's {folder.name}/ ({holds}): a model there would be read "
+                    "with them next time",
+                    where=self.save_to,
+                    fix=f"Choose another --model, outside {folder.name}/ (models/ by default).",
+                )
         existing = path if path.exists() else next((p for p in path.parents if p.exists()), Path("."))
         if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
             place = "there" if existing == path else f"in {existing}"

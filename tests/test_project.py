@@ -200,3 +200,19 @@ def test_a_project_of_one_label_is_told_what_it_needs_not_an_internal_error(caps
             "tagger: labels: one hand label: too few to cross-validate (a model is measured on labels it did "
             "not see). Label at least one more abstract (tagger label papers/ --n 20), then train.\n"
         ), err
+
+
+@pytest.mark.parametrize("folder", ["seeds", "labels", "seeds/more"])
+def test_train_never_saves_a_model_into_the_labels_or_their_texts(capsys, tmp_path, monkeypatch, folder):
+    """--model naming the project's labels or texts folder (or one inside them) is refused
+    before training: a model.json there would be read as abstracts (or labels) next time."""
+    from conftest import copy_project
+
+    copy_project(tmp_path, ("labels", "seeds"))
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.name for p in (tmp_path / folder.split("/")[0]).iterdir())
+    status, out, err = run(capsys, "train", "--model", folder)
+    assert status == 2 and out == ""
+    assert f"tagger: {folder}: is inside this project's {folder.split('/')[0]}/" in err and "--model" in err
+    assert sorted(p.name for p in (tmp_path / folder.split("/")[0]).iterdir()) == before
+    assert run(capsys, "predict", "seeds", "-o", "tags.csv")[0] == 0  # the project still works
