@@ -40,7 +40,7 @@ from .formats import ANSWERS, list_of, split_name
 from .locking import locked
 from .prediction import NONE as NONE  # (an answer: kept, exported, counted; learnt from NO_AREA_MIN on)
 from .reading import Abstract, Columns, abstract_id, field_names
-from .reading.records import Record
+from .reading.records import Record, named_twice
 from .reading.table import read_table
 
 LABELS_FILE = "labels.csv"
@@ -90,7 +90,7 @@ class RecordFile:
         header: tuple[str, ...] = (),
         optional: Sequence[str] = (),
     ) -> None:
-        self.path, self.kind, self.columns = path, kind, columns
+        self.path, self.kind, self.columns, self.optional = path, kind, columns, tuple(optional)
         table = read_table(path, kind, columns, optional)  # the readers' one parse, and their rules
         self.bom, self.head, self.newline = table.bom, table.head, table.newline
         self.header, self.delimiter, self.records = table.header, table.delimiter, table.records
@@ -125,6 +125,8 @@ class RecordFile:
     def require_columns(self, names: list[str], options: Sequence[str] = ()) -> None:
         """A clear error when the header lacks one of ``names`` (``options``: those that
         name the columns on the command line)."""
+        if twice := named_twice(self.header, [*names, *self.optional]):
+            raise LabelError(twice, where=f"{self.path}:1", fix="Keep one of them: delete or rename the others.")
         missing = [name for name in names if self.named(name) not in self.header]
         if missing:
             named = f", or name yours with {' and '.join(options)}" if options else ""

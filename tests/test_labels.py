@@ -246,3 +246,16 @@ def test_an_abstract_read_from_a_file_carries_the_digest_labels_name_it_by(raw):
     )
     assert [a.digest for a in read] == [abstract_id(raw)] * 2
     assert read[0].id == "mine" and read[1].id == abstract_id(raw)
+
+
+@pytest.mark.parametrize("column", ["area", "Area", "annotator"])
+def test_a_labels_file_with_a_column_twice_is_refused_not_read_one_way(tmp_path, column):
+    """labels.csv naming a column twice (any case) is refused with its place: training took
+    the last 'area' column while the label store read the first."""
+    (tmp_path / "labels.csv").write_text(
+        f"abstract_id,area,title,annotator,labelled_at,{column}\nabc,llm,t,ana,2026-01-01T00:00:00Z,vision\n"
+    )
+    areas = load_areas(LABELS / "areas.csv")
+    with pytest.raises(LabelError, match=rf"2 columns named '{column.lower()}' .*not told apart") as error:
+        load_labels(tmp_path / "labels.csv", areas)
+    assert error.value.where.endswith("labels.csv:1")

@@ -88,7 +88,13 @@ def ambiguous_names(available: Sequence[str], columns: Columns) -> str | None:
     """The problem when more than one of ``available`` names a role's column, without regard
     to case (``Abstract`` and ``abstract``): which one is meant cannot be told, whatever their
     order. The same rule for CSV headers, Parquet columns and JSON fields."""
-    for name in columns.roles().values():
+    return named_twice(available, columns.roles().values())
+
+
+def named_twice(available: Sequence[str], names: Iterable[str]) -> str | None:
+    """The problem when more than one of ``available`` is one of ``names``, without regard
+    to case or spaces at either end (see :func:`ambiguous_names`)."""
+    for name in names:
         same = [str(n) for n in available if str(n).strip().lower() == name.lower()]
         if len(same) > 1:
             listed = ", ".join(repr(n) for n in same)
