@@ -841,3 +841,44 @@ def test_an_answer_the_disk_cannot_hold_is_said_on_the_page(shipped):
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("d.jsonl", '{"abstract": "We train legged robots to walk.", "abstract": "We study jailbreaks of LLMs."}\n'),
+        ("d.json", '[{"id": "a", "abstract": "We train legged robots.", "title": "x", "Title": "y"}]'),
+        ("d.jsonl", '{"abstract": "We train legged robots to walk.", "id": "a", "id": "b"}\n'),
+    ],
+)
+def test_a_json_field_written_twice_is_refused_as_two_names_alike_are(capsys, tmp_path, monkeypatch, name, text):
+    """JSON keeps the last of a key written twice: the record would be tagged by one of two
+    abstracts (or ids) silently. One rule with two names alike but for case: refused."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_text(text)
+    status, out, err = run(capsys, "predict", name)
+    assert out == "" and status == 2
+    assert f"tagger: {name}:1: 2 fields named " in err and "not told apart. Rename all but one." in err
+
+
+@given(
+    st.lists(st.sampled_from(["abstract", "Abstract", "id", "ID", "title", "Title", "note", "venue"]), max_size=6),
+    st.text(alphabet="ab \u00e9\"\\", min_size=1, max_size=20),
+)
+def test_any_json_object_is_read_by_its_keys_as_written(tmp_path_factory, keys, text):
+    """A JSON object whose keys name a role twice (written twice, in any case) is refused;
+    one whose keys name each role at most once is read, its abstract the one written."""
+    from tagger.errors import InputError
+    from tagger.reading import read_abstracts
+
+    folder = tmp_path_factory.mktemp("json")
+    pairs = [("abstract", f"We train robots {text}")] + [(key, f"{key} {i}") for i, key in enumerate(keys)]
+    line = "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in pairs) + "}\n"
+    (folder / "d.jsonl").write_text(line, encoding="utf-8")
+    roles = [k.lower() for k, _ in pairs if k.lower() in ("abstract", "id", "title")]
+    if len(roles) != len(set(roles)):
+        with pytest.raises(InputError, match="not told apart"):
+            list(read_abstracts([folder / "d.jsonl"]))
+    else:
+        [abstract] = read_abstracts([folder / "d.jsonl"])
+        assert abstract.text == " ".join(f"We train robots {text}".split())

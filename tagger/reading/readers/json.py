@@ -79,13 +79,33 @@ def _json_line(line: str):
 JSON_WHITESPACE = " \t\n\r"  # what JSON allows between values
 
 
-def _object_problem(value, where: str, columns: Columns) -> tuple[dict, InputError | None]:
-    """A JSON value as a record (role -> value), or why it cannot be one."""
+def _keys_read(value, text: str, columns: Columns) -> tuple:
+    """The keys of a JSON object as ``text`` writes them, a key written twice twice (parsing
+    keeps its last value only): looked for only when a role's name is written twice in it."""
+    lowered = text.lower()
+    if not isinstance(value, dict) or all(
+        lowered.count(f'"{name.lower()}"') < 2 for name in columns.roles().values()
+    ):
+        return tuple(value)
+    return tuple(json.loads(text, object_pairs_hook=_Pairs).keys_read)
+
+
+class _Pairs(list):
+    """A JSON object as its (key, value) pairs, in the order written, keys repeated."""
+
+    @property
+    def keys_read(self) -> list:
+        return [key for key, _ in self]
+
+
+def _object_problem(value, where: str, columns: Columns, keys: tuple = ()) -> tuple[dict, InputError | None]:
+    """A JSON value as a record (role -> value), or why it cannot be one (``keys``: its keys
+    as written, a key twice when written twice)."""
     if not isinstance(value, dict):
         return {}, InputError(
             f"a JSON {type(value).__name__}, not an object", where=where, fix=shape_fix(columns)
         )
-    fields, twice = fields_of_keys(tuple(value), columns)
+    fields, twice = fields_of_keys(keys or tuple(value), columns)
     if twice:
         return {}, InputError(twice.replace("columns", "fields"), where=where, fix="Rename all but one.")
     record = {role: value[name] for role, name in fields.items()}
@@ -140,7 +160,7 @@ def _json_error(error: Exception) -> str:
 
 def _json_record(value, text: str, line: int, where: str, columns: Columns) -> Record | InputError:
     """A JSON value (parsed from ``text``) as a record, or why it cannot be one."""
-    record, problem = _object_problem(value, where, columns)
+    record, problem = _object_problem(value, where, columns, _keys_read(value, text, columns))
     problem = problem or surrogate_problem(text, value, where)
     return problem or Record(record, line, where, kept_fields(value.items(), columns.keep))
 
