@@ -126,7 +126,7 @@ class RecordFile:
         """A clear error when the header lacks one of ``names`` (``options``: those that
         name the columns on the command line)."""
         if twice := named_twice(self.header, [*names, *self.optional]):
-            raise LabelError(twice, where=f"{self.path}:1", fix="Keep one of them: delete or rename the others.")
+            raise LabelError(twice, where=f"{self.path}:1", fix="Keep one: delete or rename the rest.")
         missing = [name for name in names if self.named(name) not in self.header]
         if missing:
             named = f", or name yours with {' and '.join(options)}" if options else ""

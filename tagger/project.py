@@ -197,10 +197,8 @@ class Project:
         labels = Path(self.labels)
         if not ((labels / AREAS_FILE).is_file() or (labels / LABELS_FILE).is_file()):
             return ()
-        texts = [Path(a) for a in self.abstracts if Path(a).is_dir()]
-        return ((labels, "the taxonomy and hand labels"),) + tuple(
-            (folder, "the labelled abstracts' texts") for folder in texts
-        )
+        texts = [(Path(a), "the labelled abstracts' texts") for a in self.abstracts if Path(a).is_dir()]
+        return ((labels, "the taxonomy and hand labels"), *texts)
 
     def check_writable(self) -> None:
         """Refuse a model folder that cannot be written, or that is (or is inside) the folder
