@@ -846,12 +846,17 @@ def test_an_answer_the_disk_cannot_hold_is_said_on_the_page(shipped):
 @pytest.mark.parametrize(
     ("name", "text"),
     [
-        ("d.jsonl", '{"abstract": "We train legged robots to walk.", "abstract": "We study jailbreaks of LLMs."}\n'),
+        (
+            "d.jsonl",
+            '{"abstract": "We train legged robots to walk.", "abstract": "We study jailbreaks of LLMs."}\n',
+        ),
         ("d.json", '[{"id": "a", "abstract": "We train legged robots.", "title": "x", "Title": "y"}]'),
         ("d.jsonl", '{"abstract": "We train legged robots to walk.", "id": "a", "id": "b"}\n'),
     ],
 )
-def test_a_json_field_written_twice_is_refused_as_two_names_alike_are(capsys, tmp_path, monkeypatch, name, text):
+def test_a_json_field_written_twice_is_refused_as_two_names_alike_are(
+    capsys, tmp_path, monkeypatch, name, text
+):
     """JSON keeps the last of a key written twice: the record would be tagged by one of two
     abstracts (or ids) silently. One rule with two names alike but for case: refused."""
     monkeypatch.chdir(tmp_path)
@@ -862,8 +867,10 @@ def test_a_json_field_written_twice_is_refused_as_two_names_alike_are(capsys, tm
 
 
 @given(
-    st.lists(st.sampled_from(["abstract", "Abstract", "id", "ID", "title", "Title", "note", "venue"]), max_size=6),
-    st.text(alphabet="ab \u00e9\"\\", min_size=1, max_size=20),
+    st.lists(
+        st.sampled_from(["abstract", "Abstract", "id", "ID", "title", "Title", "note", "venue"]), max_size=6
+    ),
+    st.text(alphabet='ab \u00e9"\\', min_size=1, max_size=20),
 )
 def test_any_json_object_is_read_by_its_keys_as_written(tmp_path_factory, keys, text):
     """A JSON object whose keys name a role twice (written twice, in any case) is refused;
