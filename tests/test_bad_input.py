@@ -889,3 +889,26 @@ def test_any_json_object_is_read_by_its_keys_as_written(tmp_path_factory, keys, 
     else:
         [abstract] = read_abstracts([folder / "d.jsonl"])
         assert abstract.text == " ".join(f"We train robots {text}".split())
+
+
+@pytest.mark.parametrize(
+    "encoding", ["UTF-32", "utf-7", "x-nonexistent", "mbcs", "rot13", "base64", "zlib", "idna", "punycode"]
+)
+def test_an_atom_feed_declaring_an_encoding_the_parser_cannot_read_is_one_clear_error(
+    capsys, tmp_path, monkeypatch, encoding
+):
+    monkeypatch.chdir(tmp_path)
+    feed = (
+        f'<?xml version="1.0" encoding="{encoding}"?>\n<feed xmlns="http://www.w3.org/2005/Atom">'
+        "<entry><id>x</id><summary>We train robots.</summary></entry></feed>\n"
+    )
+    (tmp_path / "f.atom").write_text(feed)
+    status, out, err = run(capsys, "predict", "f.atom")
+    assert out == "" and status == 2
+    assert err.startswith("tagger: f.atom:1: an XML encoding the parser cannot read (") and "UTF-8" in err
+    from tagger.errors import InputError
+    from tagger.reading import read_abstracts
+
+    with pytest.raises(InputError, match="an XML encoding the parser cannot read") as error:  # from stdin
+        list(read_abstracts(["-"], stdin=io.BufferedReader(io.BytesIO(feed.encode()))))
+    assert error.value.where == "<stdin>:1"

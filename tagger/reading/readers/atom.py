@@ -60,6 +60,14 @@ def read_atom_records(source: Source) -> Iterator[Record | InputError]:
             fix="Save the feed without its DOCTYPE.",
         )
         return
+    except (LookupError, ValueError) as error:  # (the XML declaration's encoding: unknown, or not for text)
+        yield from _atom_records(entries, source, columns)
+        yield InputError(
+            f"an XML encoding the parser cannot read ({first_line(error)})",
+            where=f"{source.name}:1",
+            fix='Save the feed as UTF-8 (<?xml version="1.0" encoding="utf-8"?>).',
+        )
+        return
     yield from _atom_records(entries, source, columns)
     if entries.root not in (None, f"{_ATOM}feed"):
         yield InputError(
