@@ -158,18 +158,17 @@ def test_a_damaged_compressed_file_is_a_bad_record(capsys, tmp_path):
         ("".join(json.dumps(r) + "\n" for r in RECORDS), "jsonl", 2),
         (json.dumps(RECORDS, indent=1), "json", 2),
         ("title;abstract\nA;Robots grasp cups.\nB;Bandits regret.\n", "csv", 2),
-        ("Robots grasp cups.\n\nBandits have regret.\n", None, 2),
+        ("Robots grasp cups.\n\nBandits have regret.\n", "text", 2),
     ],
 )
 def test_stdin_is_read_in_the_format_it_is_in(content, fmt, n):
+    """Whatever format its start shows, plain text too, a note says how stdin was read."""
     report = ReadReport()
     abstracts = list(
         read_abstracts(["-"], stdin=io.BufferedReader(io.BytesIO(content.encode())), report=report)
     )
     assert len(abstracts) == n
-    assert report.notes == (
-        [f"<stdin>: read as {fmt} (from its first line; --input-format says otherwise)"] if fmt else []
-    )
+    assert report.notes == [f"<stdin>: read as {fmt} (from its first line; --input-format says otherwise)"]
 
 
 def test_zstandard_files_are_read(tmp_path):

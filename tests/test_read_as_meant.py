@@ -46,7 +46,8 @@ def test_csv_on_stdin_with_another_abstract_column_is_csv_not_one_text(capsys, m
 )
 def test_text_on_stdin_with_commas_stays_text(first_line):
     abstracts, report = read_stdin(first_line + "\nThey do so well, and fast.\n")
-    assert len(abstracts) == 1 and report.notes == []
+    assert len(abstracts) == 1
+    assert report.notes == ["<stdin>: read as text (from its first line; --input-format says otherwise)"]
 
 
 ONE_A_LINE = "".join(  # 32 abstracts of two or three sentences, all under 200 characters

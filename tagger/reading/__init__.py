@@ -249,10 +249,10 @@ def _sniff_stdin(source: Source) -> str:
         first_line, rest.split("\n", 1)[0]
     ):
         fmt = "csv"
-    if fmt != "txt":
-        source.options.report.notes.append(
-            f"{STDIN_NAME}: read as {fmt} (from its first line; --input-format says otherwise)"
-        )
+    said = "text" if fmt == "txt" else fmt
+    source.options.report.notes.append(
+        f"{STDIN_NAME}: read as {said} (from its first line; --input-format says otherwise)"
+    )
     return fmt
 
 

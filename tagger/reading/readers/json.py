@@ -82,10 +82,10 @@ JSON_WHITESPACE = " \t\n\r"  # what JSON allows between values
 def _keys_read(value, text: str, columns: Columns) -> tuple:
     """The keys of a JSON object as ``text`` writes them, a key written twice twice (parsing
     keeps its last value only): looked for only when a role's name is written twice in it."""
+    if not isinstance(value, dict):
+        return ()
     lowered = text.lower()
-    if not isinstance(value, dict) or all(
-        lowered.count(f'"{name.lower()}"') < 2 for name in columns.roles().values()
-    ):
+    if all(lowered.count(f'"{name.lower()}"') < 2 for name in columns.roles().values()):
         return tuple(value)
     return tuple(json.loads(text, object_pairs_hook=_Pairs).keys_read)
 
