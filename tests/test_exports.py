@@ -3,6 +3,7 @@ BibTeX, RIS, Excel, Zotero's and Scopus's CSV, Web of Science's tab-delimited ``
 a record without an abstract is left out and counted, never the run's end."""
 
 import csv
+import re
 import string
 
 import pytest
@@ -238,3 +239,30 @@ def test_every_reference_comes_back_in_order_or_is_counted(tmp_path, name, recor
     ]
     assert len(abstracts) + len(report.without_abstract) == len(references)
     assert report.skipped == []
+
+
+ENTRY_TYPES = st.text(alphabet=string.ascii_letters + "-.:/+ _2", min_size=1, max_size=10).filter(
+    lambda t: t.strip().lower() not in ("comment", "string", "preamble")
+)
+
+
+@given(types=st.lists(ENTRY_TYPES, min_size=1, max_size=8), missing=st.integers(0, 8))
+def test_every_bibtex_entry_of_any_type_is_read_or_a_bad_record_at_its_line(tmp_path_factory, types, missing):
+    """An entry whose type BibTeX reads (letters) is read; one of another type (``@article-x{``,
+    ``@my.type{``, ``@art icle{``), or whose ``@type{key,`` line is missing, is a bad record at
+    its line: never dropped with the file read as if it were not there."""
+    path = tmp_path_factory.mktemp("bib") / "refs.bib"
+    entries, lines = [], []
+    for i, kind in enumerate(types):
+        lines.append(1 + sum(entry.count("\n") for entry in entries))
+        head = "" if i == missing else f"@{kind}{{k{i},\n"
+        entries.append(f"{head}  abstract = {{We train robots number {i}.}}\n}}\n")
+    path.write_text("".join(entries), encoding="utf-8")
+    report = ReadReport()
+    read = [a.id for a in read_abstracts([path], skip_bad=True, report=report)]
+    readable = [i for i, kind in enumerate(types) if i != missing and re.fullmatch(r"\w+", kind, re.ASCII)]
+    assert set(readable) <= {int(key[1:]) for key in read}  # (a type of letters, digits, _: read)
+    bad = {int(line.split(": ")[0].rsplit(":", 1)[1]) for line in report.skipped}
+    for i in range(len(types)):  # each of the others read, or a bad record on its lines
+        assert f"k{i}" in read or any(lines[i] <= b <= lines[i] + 2 for b in bad), (i, report.skipped, lines)
+    assert len(read) + len(report.skipped) == len(types)

@@ -38,6 +38,9 @@ def read_bib_records(source: Source) -> Iterator[Record | InputError]:
             else:
                 strings[block.key.lower()] = value
             continue
+        if kind == "ExplicitComment" and not _COMMENT.match(block.raw or ""):  # (@comment2{...)
+            yield _odd_type((block.raw or "").lstrip().split("\n")[0], where)
+            continue
         if kind in ("Preamble", "ExplicitComment"):
             continue
         if kind == "ImplicitComment":
@@ -87,9 +90,14 @@ def _bib_pieces(source: Source) -> Iterator[tuple[int, str]]:
             yield start, "".join(lines)
             lines, start = [], number
         lines.append(line)
-        depth = max(0, depth + line.count("{") - line.count("\\{") - line.count("}") + line.count("\\}"))
+        depth = max(0, depth + _braces(line))
     if lines:
         yield start, "".join(lines)
+
+
+def _braces(line: str) -> int:
+    """How many more braces ``line`` opens than it closes (escaped ones are text)."""
+    return line.count("{") - line.count("\\{") - line.count("}") + line.count("\\}")
 
 
 _MONTHS = {
@@ -164,15 +172,55 @@ _ENTRY_LIKE = re.compile(r"^\s*@?\s*[A-Za-z]+\s*[{(]\s*[^\s,{}()]*\s*,", re.MULT
 
 def _between_entries(text: str, line: int, source: Source) -> Iterator[InputError]:
     """Text between entries is a comment, except where a line of it looks like an entry that
-    is not one (``article{key,`` without its ``@``, ``@ article{``): a bad record there."""
+    is not one (``article{key,`` without its ``@``, ``@ article{``), an entry of a type that
+    BibTeX does not read (``@article-x{``: every line that starts with ``@`` starts an entry),
+    or a field outside any entry (``abstract = {...``, the entry's ``@type{key,`` line
+    missing): a bad record there, never an entry dropped in silence."""
+    found_any = False
     for found in _ENTRY_LIKE.finditer(text):
-        written = found.group()
-        number = line + text.count("\n", 0, found.start() + len(written) - len(written.lstrip()))
+        found_any = True
         yield InputError(
-            f"looks like an entry but is not one ({written.strip()!r}: no '@', or a space after it?)",
-            where=f"{source.name}:{number}",
+            f"looks like an entry but is not one ({found.group().strip()!r}: no '@', or a space after it?)",
+            where=f"{source.name}:{_line_of(text, found, line)}",
             fix="Write it as @type{key, ..., or leave it out with --skip-bad.",
         )
+    if found_any:
+        return
+    depth, inside = 0, False  # within an entry that is not read, so that each is said once
+    for k, row in enumerate(text.split("\n")):
+        where = f"{source.name}:{line + k}"
+        if not inside and _AT_LINE.match(row):
+            yield _odd_type(row.strip(), where)
+            inside, depth = True, 0
+        elif not inside and _FIELD_LIKE.match(row):
+            yield InputError(
+                f"a field outside any entry ({row.strip()[:60]!r}: its @type{{key, line missing?)",
+                where=where,
+                fix="Add the entry's @type{key, line, or leave it out with --skip-bad.",
+            )
+            inside, depth = True, 1  # (as if its missing line had opened it)
+        depth += _braces(row)
+        if inside and depth <= 0:
+            inside, depth = False, 0
+
+
+def _line_of(text: str, found: re.Match, line: int) -> int:
+    """The number of the line a match of ``text`` (which starts on ``line``) starts on."""
+    written = found.group()
+    return line + text.count("\n", 0, found.start() + len(written) - len(written.lstrip()))
+
+
+def _odd_type(written: str, where: str) -> InputError:
+    return InputError(
+        f"an entry of a type BibTeX does not read ({written[:60]!r}): not read",
+        where=where,
+        fix="Write its type in letters only (@article{key, ...), or leave it out with --skip-bad.",
+    )
+
+
+_AT_LINE = re.compile(r"\s*@")  # a line that starts an entry, as BibTeX reads one
+_FIELD_LIKE = re.compile(r"\s*[A-Za-z][\w:.+-]*\s*=\s*[{\"0-9]")
+_COMMENT = re.compile(r"\s*@\s*comment\s*(?:[{(]|$)", re.IGNORECASE)
 
 
 _LATEX_SPECIALS = re.compile(r"(?<!\\)([%&#])")  # text in a BibTeX value, special in LaTeX
