@@ -266,3 +266,55 @@ def test_every_bibtex_entry_of_any_type_is_read_or_a_bad_record_at_its_line(tmp_
     for i in range(len(types)):  # each of the others read, or a bad record on its lines
         assert f"k{i}" in read or any(lines[i] <= b <= lines[i] + 2 for b in bad), (i, report.skipped, lines)
     assert len(read) + len(report.skipped) == len(types)
+
+
+ATOM_HEAD = '<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom">\n'
+
+
+def test_an_atom_summary_is_all_the_text_inside_it_and_a_doubtful_entry_is_a_bad_record(tmp_path):
+    """A child element in a summary (<br/>, an xhtml <div>) keeps the text around it; two
+    summaries in one entry, or an entry inside an entry, is a bad record at its line: the
+    last summary won, and the inner entry was dropped, with exit 0."""
+    path = tmp_path / "a.atom"
+    path.write_text(
+        ATOM_HEAD
+        + "<entry><id>a</id><summary>Large language models<br/>for chemistry.</summary></entry>\n"
+        + '<entry><id>b</id><summary type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">'
+        + "We train <b>legged</b> robots.</div></summary></entry>\n"
+        + "<entry><id>c</id><summary>We study jailbreaks.</summary><summary>Proteins.</summary></entry>\n"
+        + "<entry><id>d</id><summary>Robots.</summary><entry><id>e</id><summary>In.</summary></entry></entry>\n"
+        + "</feed>\n"
+    )
+    report = ReadReport()
+    read = [(a.id, a.text) for a in read_abstracts([path], skip_bad=True, report=report)]
+    assert read == [("a", "Large language models for chemistry."), ("b", "We train legged robots.")]
+    assert [line.split(": ", 1) for line in report.skipped] == [
+        [
+            f"{path}:5",
+            "two <summary> elements in one entry, not told apart. Fix the entry, or leave it out with --skip-bad.",
+        ],
+        [
+            f"{path}:6",
+            "an <entry> inside this entry (line 6). Fix the entry, or leave it out with --skip-bad.",
+        ],
+    ]
+
+
+MARKUP = st.sampled_from(["<br/>", "<b>", "</b>", "<i>x</i>", "<sub>2</sub>", ""])
+
+
+@given(words=st.lists(st.text(alphabet=string.ascii_letters, min_size=1, max_size=8), min_size=1, max_size=12),
+       marks=st.lists(MARKUP, min_size=12, max_size=12))  # fmt: skip
+def test_any_markup_in_an_atom_summary_keeps_every_word(tmp_path_factory, words, marks):
+    parts, opened = [], 0
+    for word, mark in zip(words, marks):
+        if mark == "</b>" and not opened:
+            mark = ""
+        opened += {"<b>": 1, "</b>": -1}.get(mark, 0)
+        parts += [word, mark]
+    summary = " ".join(parts) + "</b>" * opened
+    path = tmp_path_factory.mktemp("atom") / "a.atom"
+    path.write_text(ATOM_HEAD + f"<entry><id>a</id><summary>{summary}</summary></entry>\n</feed>\n")
+    [abstract] = read_abstracts([path])
+    expected = [w for part in parts if part for w in re.sub("<[^>]*>", " ", part).split()]
+    assert abstract.text.split() == expected

@@ -77,56 +77,73 @@ def read_atom_records(source: Source) -> Iterator[Record | InputError]:
         )
 
 
-def _atom_records(entries: _AtomEntries, source: Source, columns) -> Iterator[Record]:
+def _atom_records(entries: _AtomEntries, source: Source, columns) -> Iterator[Record | InputError]:
     while entries.done:
-        line, fields = entries.done.pop(0)
-        yield reference_record(fields, line, f"{source.name}:{line}", columns)
+        line, fields, problem = entries.done.pop(0)
+        where = f"{source.name}:{line}"
+        if problem:
+            yield InputError(problem, where=where, fix="Fix the entry, or leave it out with --skip-bad.")
+        else:
+            yield reference_record(fields, line, where, columns)
 
 
 class _AtomEntries:
     """A target of the XML parser that keeps the entries of an Atom feed, one at a time, as
-    fields (nothing else of the feed is held)."""
+    fields (nothing else of the feed is held). A field's text is all the text inside it, its
+    child elements' too (``<br/>`` in a summary, a ``type="xhtml"`` summary's ``<div>``); an
+    entry with a field twice (two summaries) or an entry inside it is a problem, said at its
+    line (which of two is meant cannot be told)."""
 
     def __init__(self) -> None:
         self.parser: Any = None
         self.root: str | None = None
-        self.done: list[tuple[int, dict[str, str]]] = []
+        self.done: list[tuple[int, dict[str, str], str]] = []
         self._entry: dict[str, list[str]] | None = None
+        self._problem = ""
         self._line = 0
-        self._text: list[str] = []
+        self._texts: list[list[str]] = []  # per open element, the text inside it so far
         self._path: list[str] = []
 
     def start(self, tag: str, attributes: dict[str, str]) -> None:
         if self.root is None:
             self.root = tag
         self._path.append(tag)
-        if tag == f"{_ATOM}entry" and len(self._path) == 2:
-            self._entry, self._line = {}, self.parser.CurrentLineNumber
+        self.data(" ")  # (an element within a field parts its words: "models<br/>for")
+        self._texts.append([])
+        if tag == f"{_ATOM}entry" and self._entry is not None:
+            inner = self.parser.CurrentLineNumber
+            self._problem = self._problem or f"an <entry> inside this entry (line {inner})"
+        elif tag == f"{_ATOM}entry" and len(self._path) == 2:
+            self._entry, self._line, self._problem = {}, self.parser.CurrentLineNumber, ""
         elif self._entry is not None and tag == f"{_ATOM}category" and "term" in attributes:
             self._entry.setdefault("categories", []).append(attributes["term"])
         elif self._entry is not None and tag == f"{_ARXIV}primary_category" and "term" in attributes:
             self._entry["primary_category"] = [attributes["term"]]
-        self._text = []
 
     def data(self, text: str) -> None:
-        self._text.append(text)
+        if self._entry is not None:  # (text outside the entries is never used: never held)
+            for inside in self._texts:
+                inside.append(text)
 
     def end(self, tag: str) -> None:
         self._path.pop()
+        text = " ".join("".join(self._texts.pop()).split())
+        self.data(" ")
         entry = self._entry
         if entry is None:
             return
-        if tag == f"{_ATOM}entry" and not self._path[1:]:
+        if tag == f"{_ATOM}entry" and len(self._path) == 1:
             fields = {name: "; ".join(values) for name, values in entry.items()}
-            self.done.append((self._line, fields))
+            self.done.append((self._line, fields, self._problem))
             self._entry = None
             return
         name = tag.removeprefix(_ATOM)
         if len(self._path) == 2 and name in _ATOM_FIELDS:
-            entry[_ATOM_FIELDS[name]] = ["".join(self._text).strip()]
+            if _ATOM_FIELDS[name] in entry:
+                self._problem = self._problem or f"two <{name}> elements in one entry, not told apart"
+            entry[_ATOM_FIELDS[name]] = [text]
         elif name == "name" and self._path[-1:] == [f"{_ATOM}author"]:
-            entry.setdefault("authors", []).append("".join(self._text).strip())
-        self._text = []
+            entry.setdefault("authors", []).append(text)
 
     def close(self) -> None:
         return None
