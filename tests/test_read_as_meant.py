@@ -104,7 +104,8 @@ def test_a_text_file_without_blank_lines_is_read_as_its_text_says_with_a_note(tm
 def test_any_text_wrapped_at_one_width_is_one_abstract(words):
     wrapped = textwrap.fill(" ".join(words).capitalize() + ".", width=60) + "\n"
     abstracts, report = read_stdin(wrapped)
-    assert len(abstracts) == 1 and report.notes == []
+    assert len(abstracts) == 1
+    assert report.notes == ["<stdin>: read as text (from its first line; --input-format says otherwise)"]
 
 
 BIB = textwrap.dedent(
@@ -175,3 +176,37 @@ def test_columns_named_alike_but_for_case_are_refused_whatever_their_order(capsy
     (tmp_path / "a.jsonl").write_text(json.dumps({"Abstract": "Robots grasp cups.", "abstract": "b"}) + "\n")
     status, _, err = run(capsys, "predict", tmp_path / "a.jsonl")
     assert status == 2 and "2 fields named 'abstract'" in err
+
+
+LONG = [
+    "We train legged robots to climb stairs from proprioception and a depth camera, " * 7,
+    "Large language models are jailbroken by prompts that hide a harmful request in a story, " * 7,
+    "A diffusion model generates images of faces from text prompts with classifier-free guidance, " * 7,
+]
+
+
+@pytest.mark.parametrize("short", ["Session 2: Robotics", "We propose a new benchmark for robot grasping"])
+def test_long_lines_with_a_short_one_among_them_are_one_abstract_a_line_and_said_so(tmp_path, short):
+    """Ten long abstracts a line with a session's name (or a one-sentence abstract without its
+    full stop) among them were read as one abstract, with no note: each line is one, the
+    short one too, and the note names it."""
+    lines = [*LONG[:2], short, *LONG, *LONG[:2]]
+    (tmp_path / "p.txt").write_text("\n".join(line.strip() for line in lines) + "\n")
+    report = ReadReport()
+    abstracts = list(read_abstracts([tmp_path / "p.txt"], report=report))
+    assert [a.text for a in abstracts] == [" ".join(line.split()) for line in lines]
+    assert report.notes == [
+        f"{tmp_path / 'p.txt'}:1: read one abstract per line (8 lines: most of 500 characters or more; "
+        "the shorter ones tagged as abstracts too (a heading?): line(s) 3 of the paragraph)"
+    ]
+
+
+def test_a_paragraph_read_as_one_abstract_with_long_lines_in_it_says_so(tmp_path):
+    lines = [LONG[0], "and then it goes on", "for a while", LONG[1], "and ends here"]
+    (tmp_path / "p.txt").write_text("\n".join(line.strip() for line in lines) + "\n")
+    report = ReadReport()
+    assert len(list(read_abstracts([tmp_path / "p.txt"], report=report))) == 1
+    assert report.notes == [
+        f"{tmp_path / 'p.txt'}:1: read as one abstract over 5 lines, 2 of them of 500 characters or more "
+        "(one abstract a line? a blank line between them says so)"
+    ]

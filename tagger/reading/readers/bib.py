@@ -167,7 +167,7 @@ def _bib_value(raw: str, strings: dict[str, str], where: str, what: str) -> str 
     return "".join(text)
 
 
-_ENTRY_LIKE = re.compile(r"^\s*@?\s*[A-Za-z]+\s*[{(]\s*[^\s,{}()]*\s*,", re.MULTILINE)
+_ENTRY_LIKE = re.compile(r"\s*@?\s*[A-Za-z]+\s*[{(]\s*[^\s,{}()]*\s*,")
 
 
 def _between_entries(text: str, line: int, source: Source) -> Iterator[InputError]:
@@ -176,20 +176,18 @@ def _between_entries(text: str, line: int, source: Source) -> Iterator[InputErro
     BibTeX does not read (``@article-x{``: every line that starts with ``@`` starts an entry),
     or a field outside any entry (``abstract = {...``, the entry's ``@type{key,`` line
     missing): a bad record there, never an entry dropped in silence."""
-    found_any = False
-    for found in _ENTRY_LIKE.finditer(text):
-        found_any = True
-        yield InputError(
-            f"looks like an entry but is not one ({found.group().strip()!r}: no '@', or a space after it?)",
-            where=f"{source.name}:{_line_of(text, found, line)}",
-            fix="Write it as @type{key, ..., or leave it out with --skip-bad.",
-        )
-    if found_any:
-        return
     depth, inside = 0, False  # within an entry that is not read, so that each is said once
     for k, row in enumerate(text.split("\n")):
         where = f"{source.name}:{line + k}"
-        if not inside and _AT_LINE.match(row):
+        if not inside and (found := _ENTRY_LIKE.match(row)):
+            yield InputError(
+                f"looks like an entry but is not one ({found.group().strip()!r}: "
+                "no '@', or a space after it?)",
+                where=where,
+                fix="Write it as @type{key, ..., or leave it out with --skip-bad.",
+            )
+            inside, depth = True, 0
+        elif not inside and _AT_LINE.match(row):
             yield _odd_type(row.strip(), where)
             inside, depth = True, 0
         elif not inside and _FIELD_LIKE.match(row):
@@ -202,12 +200,6 @@ def _between_entries(text: str, line: int, source: Source) -> Iterator[InputErro
         depth += _braces(row)
         if inside and depth <= 0:
             inside, depth = False, 0
-
-
-def _line_of(text: str, found: re.Match, line: int) -> int:
-    """The number of the line a match of ``text`` (which starts on ``line``) starts on."""
-    written = found.group()
-    return line + text.count("\n", 0, found.start() + len(written) - len(written.lstrip()))
 
 
 def _odd_type(written: str, where: str) -> InputError:

@@ -63,6 +63,12 @@ def read_txt_records(source: Source) -> Iterator[Record | InputError]:
         text = "".join(lines)
         if not join_broken_words(text).strip():
             continue  # only soft hyphens: blank
+        if (long := sum(len(line.strip()) >= WHOLE_ABSTRACT_CHARS for line in lines)) >= 2:
+            report.notes.append(
+                f"{where}: read as one abstract over {len(lines)} lines, {long} of them of "
+                f"{WHOLE_ABSTRACT_CHARS} characters or more "
+                "(one abstract a line? a blank line between them says so)"
+            )
         yield Record({"abstract": text}, first, where)
 
 
@@ -76,6 +82,13 @@ def _one_record_a_line(lines: list[str]) -> str | None:
         return None
     if all(len(row) >= ONE_PER_LINE_CHARS for row in rows):
         return f"each of {ONE_PER_LINE_CHARS} characters or more"
+    short = [k for k, row in enumerate(rows) if len(row) < WHOLE_ABSTRACT_CHARS]
+    if len(rows) - len(short) >= 2 and 3 * len(short) <= len(rows):  # (a session's name among them?)
+        named = ", ".join(str(k + 1) for k in short[:5]) + (", ..." if len(short) > 5 else "")
+        return (
+            f"most of {WHOLE_ABSTRACT_CHARS} characters or more; the shorter ones tagged as abstracts too "
+            f"(a heading?): line(s) {named} of the paragraph"
+        )
     if len(rows) < 3:  # two short lines: too little to tell; one text, as a blank line would say
         return None
     pairs = list(itertools.pairwise(rows))
@@ -114,3 +127,6 @@ def _sentence_goes_on(line: str, after: str) -> bool:
 # A paragraph of a .txt file whose lines are all at least this long (an abstract is a
 # thousand characters; a line of wrapped text under a hundred) holds one abstract per line.
 ONE_PER_LINE_CHARS = 200
+# A line this long is a whole abstract (a sentence of one written a sentence a line is shorter):
+# most lines of a paragraph this long, and it is one abstract a line, the others among them too.
+WHOLE_ABSTRACT_CHARS = 500
