@@ -247,3 +247,27 @@ def test_a_file_written_to_while_it_is_read_in_pieces_stops_the_run_with_one_cle
         f"{feed}: changed while it was being read (written to, replaced or moved): its rows would mix "
         "two files. Tag a copy that nothing writes to while it is read."
     )
+
+
+def test_a_rewrite_in_place_with_its_old_time_set_back_is_noticed(tmp_path):
+    """rsync --inplace -t or touch -r: the same size and modification time, other bytes; the
+    change of the file's status is what tells (a run read 9,921 rows of the new bytes)."""
+    import os
+    import time
+
+    from tagger.errors import InputError
+    from tagger.reading.pieces import OpenedFile
+
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(b'{"abstract": "We train robots."}\n')
+    before = os.stat(path)
+    with open(path, "rb") as stream:
+        opened = OpenedFile.of(path, stream, owner=stream)
+        opened.check("a.jsonl")  # unchanged: read on
+        time.sleep(0.05)  # (a status change's time is coarser than a nanosecond)
+        with open(path, "r+b") as rewrite:
+            rewrite.write(b'{"abstract": "We jail LLMs."}\n'.ljust(before.st_size - 1) + b"\n")
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert (os.stat(path).st_size, os.stat(path).st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+        with pytest.raises(InputError, match="changed while it was being read"):
+            opened.check("a.jsonl")

@@ -138,11 +138,11 @@ class OpenedFile:
     """A file as a run opened it, to be read again by offset in any process: its path, where
     the opening process's descriptor can be opened again (Linux's ``/proc/PID/fd/N``, which
     reaches the file the run opened even once its name is moved, replaced or deleted), and
-    what identifies its contents (device, inode, size, time of last change)."""
+    what identifies its contents (device, inode, size, times of last change)."""
 
     path: str
     descriptor: str | None
-    identity: tuple[int, int, int, int]
+    identity: tuple[int, int, int, int, int]
 
     @classmethod
     def of(cls, path: str | os.PathLike, stream: IO[bytes], owner: object) -> OpenedFile:
@@ -174,8 +174,10 @@ class OpenedFile:
         self.reopen(name).close()
 
 
-def _identity(status: os.stat_result) -> tuple[int, int, int, int]:
-    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+def _identity(status: os.stat_result) -> tuple[int, int, int, int, int]:
+    """Device, inode, size, and the times of its last change: of its contents (which ``touch -r``
+    or ``rsync -t`` set back) and of its status (which nothing sets back)."""
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
 
 
 def changed_while_read(name: str) -> InputError:
