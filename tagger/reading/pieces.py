@@ -138,11 +138,13 @@ class OpenedFile:
     """A file as a run opened it, to be read again by offset in any process: its path, where
     the opening process's descriptor can be opened again (Linux's ``/proc/PID/fd/N``, which
     reaches the file the run opened even once its name is moved, replaced or deleted), and
-    what identifies its contents (device, inode, size, times of last change)."""
+    what identifies its contents (device, inode, size, time of last change, and the time of the
+    last change of its status with its links: see :func:`_status_changed`)."""
 
     path: str
     descriptor: str | None
-    identity: tuple[int, int, int, int, int]
+    identity: tuple[int, int, int, int]
+    status: tuple[int, int]  # the time of its last status change, and its links
 
     @classmethod
     def of(cls, path: str | os.PathLike, stream: IO[bytes], owner: object) -> OpenedFile:
@@ -150,23 +152,29 @@ class OpenedFile:
         held = os.dup(stream.fileno())
         weakref.finalize(owner, os.close, held)
         descriptor = f"/proc/{os.getpid()}/fd/{held}"
+        status = os.fstat(held)
         return cls(
             os.path.abspath(path),
             descriptor if os.path.exists(descriptor) else None,
-            _identity(os.fstat(held)),
+            _identity(status),
+            (status.st_ctime_ns, status.st_nlink),
         )
 
     def reopen(self, name: str) -> IO[bytes]:
         """The file opened again, for reading bytes; one clear error when it changed since."""
         for where in (self.descriptor, self.path):
+            if not where:
+                continue
             try:
-                file = open(where, "rb") if where else None  # noqa: SIM115 (closed with the reader)
+                file = open(where, "rb")  # noqa: SIM115 (closed with the reader)
             except OSError:
                 continue
-            if file is not None and _identity(os.fstat(file.fileno())) == self.identity:
+            status = os.fstat(file.fileno())
+            if _identity(status) == self.identity and not _status_changed(self.path, self.status, status):
                 return file
-            if file is not None:
-                file.close()
+            file.close()
+            if _identity(status) == self.identity:
+                break  # (rewritten in place, its old time set back: the path names the same file)
         raise changed_while_read(name)
 
     def check(self, name: str) -> None:
@@ -174,10 +182,23 @@ class OpenedFile:
         self.reopen(name).close()
 
 
-def _identity(status: os.stat_result) -> tuple[int, int, int, int, int]:
-    """Device, inode, size, and the times of its last change: of its contents (which ``touch -r``
-    or ``rsync -t`` set back) and of its status (which nothing sets back)."""
-    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+def _identity(status: os.stat_result) -> tuple[int, int, int, int]:
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+
+def _status_changed(path: str, opened: tuple[int, int], status: os.stat_result) -> bool:
+    """Whether a file was changed in place since it was opened though its size and modification
+    time are as they were (rewritten with its old time set back: ``rsync --inplace -t``,
+    ``touch -r``): the time of its last status change moved while its name still names it with
+    as many links (a file replaced, deleted or moved changes that time too, and is read on)."""
+    ctime, links = opened
+    if status.st_ctime_ns == ctime or status.st_nlink != links:
+        return False
+    try:
+        named = os.stat(path)
+    except OSError:
+        return False
+    return (named.st_dev, named.st_ino) == (status.st_dev, status.st_ino)
 
 
 def changed_while_read(name: str) -> InputError:
