@@ -912,3 +912,30 @@ def test_an_atom_feed_declaring_an_encoding_the_parser_cannot_read_is_one_clear_
     with pytest.raises(InputError, match="an XML encoding the parser cannot read") as error:  # from stdin
         list(read_abstracts(["-"], stdin=io.BufferedReader(io.BytesIO(feed.encode()))))
     assert error.value.where == "<stdin>:1"
+
+
+def test_bibtex_strings_that_double_each_other_are_bounded_as_they_expand(tmp_path):
+    """@string s_i = s_{i-1} # s_{i-1}, 40 levels in a 2.9 KB file, grew to 22.5 GB: a value
+    is refused once it passes an abstract's limit, as it expands (read under a 1 GB limit of
+    memory, in a process of its own, so that a regression fails here and harms nothing)."""
+    import resource
+
+    lines = ['@string{s0 = "ab"}'] + [f"@string{{s{i} = s{i - 1} # s{i - 1}}}" for i in range(1, 41)]
+    lines += ["@article{k, abstract = s40}", "@article{k2, abstract = {We train robots.}}"]
+    (tmp_path / "d.bib").write_text("\n".join(lines) + "\n")
+    code = (
+        "from tagger.reading import ReadReport, read_abstracts\n"
+        "report = ReadReport()\n"
+        f"print([a.id for a in read_abstracts([{str(tmp_path / 'd.bib')!r}], skip_bad=True, report=report)])\n"
+        "print(report.skipped[0])\n"
+    )
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=limit, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-500:]
+    read, first = done.stdout.splitlines()
+    assert read == "['k2']" and "@string s22 expands to more than 5,000,000 characters" in first

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...errors import InputError
+from ...text import MAX_ABSTRACT_CHARS
 from ..records import Record, field_names, first_line, first_reference, reference_record
 from ..source import Source
 
@@ -150,7 +151,7 @@ def _bib_value(raw: str, strings: dict[str, str], where: str, what: str) -> str 
             parts.append(raw[start:i])
             start = i + 1
     parts.append(raw[start:])
-    text = []
+    text, size = [], 0
     for part in (p.strip() for p in parts):
         if len(part) >= 2 and (part[0], part[-1]) in (("{", "}"), ('"', '"')):
             text.append(part[1:-1])
@@ -163,6 +164,13 @@ def _bib_value(raw: str, strings: dict[str, str], where: str, what: str) -> str 
                 f"{what} uses {part!r}, which no @string of the file defines",
                 where=where,
                 fix=f"Put it in braces ({{{part}}}) or define it by @string; or leave it out (--skip-bad).",
+            )
+        size += len(text[-1])
+        if size > MAX_ABSTRACT_CHARS:  # (@strings that double each other grow past any memory)
+            return InputError(
+                f"{what} expands to more than {MAX_ABSTRACT_CHARS:,} characters (its @strings joined)",
+                where=where,
+                fix="Shorten the @strings it joins, or leave it out with --skip-bad.",
             )
     return "".join(text)
 
