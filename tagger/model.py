@@ -41,6 +41,11 @@ from .shipped import CARD_FILE, default_model_folder, shipped_path
 ARRAYS = ("vocabulary", "idf", "coef", "intercept")
 
 
+# Python's predict and predict_proba tag this many texts at a time: a list of any length is
+# tagged in bounded memory (the command line reads and tags files in chunks of its own).
+BLOCK = 5_000
+
+
 class Model:
     """TF-IDF features and a linear classifier, as read-only arrays, with their card; see
     :func:`tagger.train`. Learned state: ``vocabulary``, ``idf``, ``coef`` (areas x
@@ -160,9 +165,15 @@ class Model:
         return Scores(linear, np.broadcast_to(self.intercept, linear.shape), evidence)
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
-        """Calibrated probabilities, one row per text (summing to 1), one column per area."""
-        matrix, evidence = self.features.transform_with_evidence(_as_texts(texts))
-        return self._calibrated(matrix, evidence)
+        """Calibrated probabilities, one row per text (summing to 1), one column per area
+        (computed :data:`BLOCK` texts at a time: memory bounded whatever their number)."""
+        texts = _as_texts(texts)
+        return np.concatenate(
+            [
+                self._calibrated(*self.features.transform_with_evidence(texts[at : at + BLOCK]))
+                for at in range(0, max(len(texts), 1), BLOCK)
+            ]
+        )
 
     def _calibrated(self, matrix, evidence: np.ndarray) -> np.ndarray:
         calibration = self.card.calibration
@@ -192,12 +203,17 @@ class Model:
         """
         if isinstance(texts, str):
             return self.predict([texts], review_below=review_below, explain=explain)[0]
-        matrix, evidence = self.features.transform_with_evidence(_as_abstracts(texts))
-        probabilities = self._calibrated(matrix, evidence)
-        results = predictions(probabilities, self.areas, self.threshold(review_below))
-        if explain:
-            terms = self._top_terms(matrix, probabilities.argmax(axis=1))
-            results = [replace(p, top_terms=t) for p, t in zip(results, terms)]
+        texts = _as_abstracts(texts)
+        threshold = self.threshold(review_below)
+        results: list[Prediction] = []
+        for at in range(0, max(len(texts), 1), BLOCK):  # (memory bounded whatever their number)
+            matrix, evidence = self.features.transform_with_evidence(texts[at : at + BLOCK])
+            probabilities = self._calibrated(matrix, evidence)
+            found = predictions(probabilities, self.areas, threshold)
+            if explain:
+                terms = self._top_terms(matrix, probabilities.argmax(axis=1))
+                found = [replace(p, top_terms=t) for p, t in zip(found, terms)]
+            results += found
         return results
 
     def score(self, texts: Iterable[str], areas: Iterable[str]) -> float:

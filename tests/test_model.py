@@ -418,3 +418,28 @@ def test_the_first_terms_of_an_area_are_those_a_full_stable_sort_gives(values, n
 
     array = np.array(values, dtype=np.float64)
     assert _first(array, n).tolist() == np.argsort(array, kind="stable")[:n].tolist()
+
+
+def test_predict_tags_a_long_list_in_bounded_blocks_with_the_same_results(shipped, monkeypatch):
+    """A Python list of any length is tagged a block at a time (200,000 texts peaked at 2.9 GB
+    when the whole list was one matrix): the same predictions and probabilities as each alone."""
+    from tagger.model import BLOCK
+
+    distinct = [a.document for a in read_abstracts(SEED_FILES)][:11]
+    texts = [distinct[i % len(distinct)] for i in range(2 * BLOCK + 3)]
+    alone = {text: shipped.predict(text) for text in distinct}
+    sizes = []
+    transform = shipped.features.transform_with_evidence
+
+    def counted(block):
+        sizes.append(len(block))
+        return transform(block)
+
+    monkeypatch.setattr(shipped.features, "transform_with_evidence", counted)
+    assert shipped.predict(texts) == [alone[text] for text in texts]
+    assert sizes == [BLOCK, BLOCK, 3]
+    proba = shipped.predict_proba(texts)
+    assert sizes[3:] == [BLOCK, BLOCK, 3]
+    np.testing.assert_allclose(proba[: len(distinct)], shipped.predict_proba(distinct))
+    np.testing.assert_allclose(proba[BLOCK : BLOCK + 1], shipped.predict_proba(texts[BLOCK : BLOCK + 1]))
+    assert shipped.predict([]) == [] and shipped.predict_proba([]).shape == (0, len(shipped.areas))
