@@ -594,3 +594,29 @@ def test_rows_before_a_bad_record_are_the_same_whatever_the_number_of_processes(
     assert said[0] == said[1]
     status, ids, err = said[0]
     assert status == 2 and ids == [f"r{i}" for i in range(906)] and f"{pile}:907: " in err
+
+
+def test_many_empty_files_hold_no_descriptor_each(tmp_path):
+    """1,100 empty .jsonl files under --jobs 2 and a limit of 1,024 open files: each held a
+    descriptor until garbage collection, and 'Too many open files' was called damage. An empty
+    file has nothing to read in pieces: nothing is held open for it."""
+    import resource
+    import subprocess
+    import sys
+
+    folder = tmp_path / "pile"
+    folder.mkdir()
+    for i in range(600):
+        (folder / f"e{i:04d}.jsonl").write_text("")
+    (folder / "zz.jsonl").write_text('{"id": "r1", "abstract": "We train legged robots to climb stairs."}\n')
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (512, 512))
+
+    done = subprocess.run(
+        [sys.executable, "-c", "from tagger.entry import run; run()", "predict", str(folder), "--jobs", "2"],
+        capture_output=True, text=True, preexec_fn=limit, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-800:]
+    assert [line.split(",")[2] for line in done.stdout.splitlines()[1:]] == ["r1"]
+    assert "damaged" not in done.stderr and "Too many open files" not in done.stderr

@@ -20,6 +20,7 @@ left out silently: headings, empty files and ignored files are listed there too.
 from __future__ import annotations
 
 import codecs
+import errno
 import lzma
 import os
 import re
@@ -208,6 +209,12 @@ def _read_files(
                 zlib.error,
                 lzma.LZMAError,
             ) as error:  # a damaged compressed file
+                if isinstance(error, OSError) and error.errno in (errno.EMFILE, errno.ENFILE):
+                    raise InputError(  # (no damage: the system's limit of open files, for the whole run)
+                        f"too many files open at once ({error.strerror})",
+                        where=str(path),
+                        fix="Raise the limit (ulimit -n 4096), or tag fewer files in one run.",
+                    ) from None
                 kind = COMPRESSIONS.get(compression_of(path.name) or "", "file")
                 options.bad(
                     InputError(f"damaged {kind} data ({error})", where=str(path), fix="Leave it out.")

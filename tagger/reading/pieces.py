@@ -321,6 +321,10 @@ class FileInPieces:
         source, options = self.source, self.source.options
         common = (options.encoding, options.skip_bad, options.columns)
         if source.path is not None and source.stream.seekable():  # read again where it is read
+            at = source.stream.tell()
+            if not source.stream.read(1):  # (nothing after the head: no piece, no descriptor held)
+                return
+            source.stream.seek(at)
             self.opened = opened = OpenedFile.of(source.path, source.stream, self)
             start, first_line = source.size, source.lines_read + 1
             while block := source.stream.read(self.cutting.piece_bytes):
