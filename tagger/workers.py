@@ -26,7 +26,7 @@ import queue
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -73,6 +73,8 @@ class Pool:
         import multiprocessing
 
         context: Any = multiprocessing.get_context("fork" if fork else _START_METHOD)  # (its Process, Pipe)
+        if not fork:
+            warm_up()  # (the fork server started without the caller's script among its imports)
         pool = cls(job=job)
         if fork:
             for stream in (sys.stdout, sys.stderr):  # else a worker could write their buffers again
@@ -93,7 +95,8 @@ class Pool:
                     name="tagger-worker",
                 )
                 try:
-                    process.start()
+                    with _main_left_out(fork):
+                        process.start()
                 finally:
                     theirs.close()
                 pool.workers.append(Worker(process, ours))
@@ -244,6 +247,26 @@ TRAINING_IMPORTS = (
     "scipy.sparse",
     "threadpoolctl",
 )
+
+
+@contextlib.contextmanager
+def _main_left_out(fork: bool) -> Iterator[None]:
+    """A worker started from the fork server (or spawned) imports the caller's ``__main__``
+    again unless told where it is not: a script without ``if __name__ == "__main__":`` would run
+    again in each worker, and fail. The workers need none of it (their work and payload are
+    tagger's), so while one starts the main module does not say where its file is."""
+    main = sys.modules.get("__main__")
+    if fork or main is None:
+        yield
+        return
+    hidden: dict[str, Any] = {n: main.__dict__.pop(n) for n in ("__file__", "__spec__") if n in main.__dict__}
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        main.__dict__.update(hidden)
+        if "__spec__" not in hidden:
+            del main.__spec__
 
 
 def warm_up(modules: Sequence[str] = TRAINING_IMPORTS) -> None:

@@ -220,3 +220,34 @@ def test_a_model_folder_changed_since_it_was_read_is_read_again(tmp_path, seed_m
         stream.write(bytes(data))
     with pytest.raises(TaggerError, match="does not match its model card"):
         tagger.predict(text, model=tmp_path / "m")
+
+
+@pytest.mark.slow  # trains in a script of its own, twice
+@pytest.mark.parametrize("where", ["a thread", "the main thread"])
+def test_train_from_a_script_without_a_main_guard_just_works(tmp_path, where):
+    """From a thread, training's workers come from the fork server, which imported the script
+    again in each worker: without ``if __name__ == "__main__":`` it ran again and train raised
+    RuntimeError. The workers need nothing of the script: it is not imported again."""
+    import subprocess
+    import sys
+
+    body = (
+        "import threading, tagger\n"
+        "texts = ['Robots grasp cups with a gripper.', 'Robots walk on legs over rough ground.',\n"
+        "         'Proteins fold into shapes.', 'Genes encode proteins in cells.'] * 60\n"
+        "areas = ['bots', 'bots', 'bio', 'bio'] * 60\n"
+        "print('script ran', flush=True)\n"
+        "out = []\n"
+    )
+    body += (
+        "t = threading.Thread(target=lambda: out.append(tagger.train(texts, areas).areas)); t.start(); t.join()\n"
+        if where == "a thread"
+        else "out.append(tagger.train(texts, areas).areas)\n"
+    )
+    body += "print(out)\n"
+    (tmp_path / "script.py").write_text(body)
+    done = subprocess.run(
+        [sys.executable, "script.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0 and "RuntimeError" not in done.stderr, done.stderr[-800:]
+    assert done.stdout == "script ran\n[('bio', 'bots')]\n"
