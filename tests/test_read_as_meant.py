@@ -210,3 +210,17 @@ def test_a_paragraph_read_as_one_abstract_with_long_lines_in_it_says_so(tmp_path
         f"{tmp_path / 'p.txt'}:1: read as one abstract over 5 lines, 2 of them of 500 characters or more "
         "(one abstract a line? a blank line between them says so)"
     ]
+
+
+@pytest.mark.parametrize("name", ["arxiv_id", "DOI", "doi"])
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
+def test_an_arxiv_id_or_a_doi_is_the_id_in_every_format(tmp_path, name, suffix):
+    path = tmp_path / f"p{suffix}"
+    rows = [("2501.01234v1", "We train legged robots."), ("2502.00002", "We study jailbreaks of LLMs.")]
+    if suffix == ".jsonl":
+        path.write_text("".join(json.dumps({name: i, "abstract": a}) + "\n" for i, a in rows))
+    else:
+        path.write_text(f"{name},abstract\n" + "".join(f"{i},{a}\n" for i, a in rows))
+    report = ReadReport()
+    assert [a.id for a in read_abstracts([path], report=report)] == [i for i, _ in rows]
+    assert f"{path}: ids from '{name}'" in report.notes

@@ -59,11 +59,12 @@ DEFAULT_NAMES = {"abstract": "abstract", "title": "title", "id": "id"}
 # column of the default name: Zotero's CSV (Abstract Note, Key), Scopus's (EID), Web of
 # Science's tab-delimited (AB, TI, UT) and full-name exports (Article Title, UT (Unique WOS ID)),
 # IEEE Xplore's (Document Title), RIS tags as rispy names them (N2 notes_abstract, T1
-# primary_title), and a DOI where nothing else names the record. Matched without regard to case.
+# primary_title), an arXiv id (a feed's export of JSON lines), and a DOI where nothing else names
+# the record. Matched without regard to case, in every format alike.
 EXPORT_NAMES = {
     "abstract": ("abstract note", "ab", "notes_abstract"),
     "title": ("article title", "document title", "ti", "primary_title", "t1"),
-    "id": ("key", "eid", "ut", "ut (unique wos id)", "accession number", "doi", "do"),
+    "id": ("key", "eid", "ut", "ut (unique wos id)", "accession number", "arxiv_id", "doi", "do"),
 }
 
 
