@@ -318,3 +318,22 @@ def test_any_markup_in_an_atom_summary_keeps_every_word(tmp_path_factory, words,
     [abstract] = read_abstracts([path])
     expected = [w for part in parts if part for w in re.sub("<[^>]*>", " ", part).split()]
     assert abstract.text.split() == expected
+
+
+def test_an_arxiv_entry_is_named_by_its_arxiv_id_and_a_feed_without_the_namespace_says_so(tmp_path, capsys):
+    from conftest import run
+
+    path = tmp_path / "a.atom"
+    path.write_text(
+        ATOM_HEAD
+        + "<entry><id>http://arxiv.org/abs/2501.01234v1</id><summary>We train legged robots.</summary></entry>\n"
+        + "</feed>\n"
+    )
+    status, out, _ = run(capsys, "predict", str(path), "--keep", "url")
+    header, row = out.splitlines()
+    assert status == 0 and dict(zip(header.split(","), row.split(",")))["id"] == "2501.01234v1"
+    assert row.endswith(",http://arxiv.org/abs/2501.01234v1")
+    path.write_text('<?xml version="1.0"?>\n<feed><entry><id>a</id><summary>x</summary></entry></feed>\n')
+    status, out, err = run(capsys, "predict", str(path))
+    assert status == 2 and "a <feed> without the Atom namespace: not read as an Atom feed" in err
+    assert "its root is <feed>" not in err

@@ -3,6 +3,7 @@ defusedxml: no entity expanded or fetched."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,6 +14,8 @@ from ..source import Source
 _ATOM = "{http://www.w3.org/2005/Atom}"
 
 _ARXIV = "{http://arxiv.org/schemas/atom}"
+
+_ARXIV_ID = re.compile(r"https?://arxiv\.org/abs/(\S+)")  # an arXiv entry's <id>: its page
 
 _ATOM_FIELDS = {
     "id": "id",
@@ -69,7 +72,13 @@ def read_atom_records(source: Source) -> Iterator[Record | InputError]:
         )
         return
     yield from _atom_records(entries, source, columns)
-    if entries.root not in (None, f"{_ATOM}feed"):
+    if entries.root == "feed":
+        yield InputError(
+            "a <feed> without the Atom namespace: not read as an Atom feed",
+            where=source.name,
+            fix='Give the feed as its source wrote it (<feed xmlns="http://www.w3.org/2005/Atom">).',
+        )
+    elif entries.root not in (None, f"{_ATOM}feed"):
         yield InputError(
             f"an XML file that is not an Atom feed (its root is <{entries.root.split('}')[-1]}>)",
             where=source.name,
@@ -142,6 +151,8 @@ class _AtomEntries:
             if _ATOM_FIELDS[name] in entry:
                 self._problem = self._problem or f"two <{name}> elements in one entry, not told apart"
             entry[_ATOM_FIELDS[name]] = [text]
+            if name == "id" and (arxiv := _ARXIV_ID.fullmatch(text)):  # the arXiv id; its page for --keep url
+                entry["id"], entry["url"] = [arxiv.group(1)], [text]
         elif name == "name" and self._path[-1:] == [f"{_ATOM}author"]:
             entry.setdefault("authors", []).append(text)
 
