@@ -54,10 +54,10 @@ CORPUS = {
         {"p1": "We generate protein backbones with a diffusion model. Designed binders are validated"},
     ),
     "arxiv-query.atom": (  # the arXiv API's answer to a query
-        ["http://arxiv.org/abs/2502.01234v1", "http://arxiv.org/abs/2502.09999v1"],
+        ["2502.01234v1", "2502.09999v1"],
         1,
         0,
-        {"http://arxiv.org/abs/2502.01234v1": "and a depth camera, trained in simulation & transferred"},
+        {"2502.01234v1": "and a depth camera, trained in simulation & transferred"},
     ),
     "scopus.csv": (  # Scopus: a BOM, every cell quoted, "[No abstract available]"
         ["2-s2.0-85100000001", "2-s2.0-85100000003"],
@@ -82,7 +82,7 @@ TITLES = {
     "2-s2.0-85100000001": "Sim-to-real transfer for legged robots",
     "IJKL9012": "Private federated learning with secure aggregation",
     "WOS:001": "Protein structure prediction with diffusion",
-    "http://arxiv.org/abs/2502.01234v1": "Learning to Climb Stairs with a Quadruped Robot from Proprioception",
+    "2502.01234v1": "Learning to Climb Stairs with a Quadruped Robot from Proprioception",
     "WOS:000123456700001": "Grasping unknown objects with tactile sensing",
     "WOS:000000000000003": "Regret of linear bandits",
     "p3": "Quantizing language models to four bits",
