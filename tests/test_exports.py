@@ -337,3 +337,23 @@ def test_an_arxiv_entry_is_named_by_its_arxiv_id_and_a_feed_without_the_namespac
     status, out, err = run(capsys, "predict", str(path))
     assert status == 2 and "a <feed> without the Atom namespace: not read as an Atom feed" in err
     assert "its root is <feed>" not in err
+
+
+@pytest.mark.parametrize(
+    "head", [b"T Y  - JOUR\n", b"\xff\xfeTY  - JOUR\n", b""], ids=["damaged", "after FF FE", "missing"]
+)
+def test_a_ris_record_without_its_ty_line_is_a_bad_record_at_its_line(tmp_path, head):
+    """Its tagged lines were 'outside any record', a note, exit 0: the record was dropped."""
+    path = tmp_path / "d.ris"
+    path.write_bytes(
+        head + b"TI  - Robots\nAB  - We train legged robots to climb stairs.\nER  - \n"
+        b"TY  - JOUR\nTI  - Jail\nAB  - We study jailbreaks of language models.\nER  - \n"
+    )
+    report = ReadReport()
+    read = [a.title for a in read_abstracts([path], skip_bad=True, report=report)]
+    assert read == ["Jail"]
+    first = 2 if head else 1
+    assert report.skipped == [
+        f"{path}:{first}: a RIS record without its TY line (tagged lines outside any record). "
+        "Mend or add its TY line, or leave the record out with --skip-bad."
+    ]

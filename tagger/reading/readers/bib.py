@@ -4,6 +4,7 @@ LaTeX decoded to text field by field."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import re
 from collections.abc import Iterator
@@ -73,10 +74,22 @@ def _bib_blocks(source: Source) -> Iterator[tuple[int, Any]]:
     the file starts on (see :func:`_bib_pieces`)."""
     import bibtexparser
 
-    for offset, text in _bib_pieces(source):
+    def parsed(text: str) -> list:
         with _quiet("bibtexparser"):  # it logs each failed block; each is a bad record here instead
-            library = bibtexparser.parse_string(text, parse_stack=[])
-        for block in library.blocks:
+            return list(bibtexparser.parse_string(text, parse_stack=[]).blocks)
+
+    for offset, text in _bib_pieces(source):
+        blocks = parsed(text)
+        starts = [m.start() for m in _ENTRY_START.finditer(text, 1)]
+        if starts and any(getattr(block, "error", None) for block in blocks):
+            # A brace left open swallowed the entries after it: each is parsed on its own, so
+            # that each is read or a bad record of its own.
+            bounds = [0, *starts, len(text)]
+            for begin, end in itertools.pairwise(bounds):
+                for block in parsed(text[begin:end]):
+                    yield offset + text.count("\n", 0, begin), block
+            continue
+        for block in blocks:
             yield offset, block
 
 
@@ -175,6 +188,7 @@ def _bib_value(raw: str, strings: dict[str, str], where: str, what: str) -> str 
     return "".join(text)
 
 
+_ENTRY_START = re.compile(r"^[ \t]*@[ \t]*[A-Za-z]\w*[ \t]*[{(]", re.MULTILINE)  # a line that starts an entry
 _ENTRY_LIKE = re.compile(r"\s*@?\s*[A-Za-z]+\s*[{(]\s*[^\s,{}()]*\s*,")
 
 

@@ -72,16 +72,24 @@ def _tagged_records(
     :data:`MAX_RECORD_CHARS`, is a bad record at its first line, and text outside records is
     noted, not dropped silently: nothing held grows with the file."""
     record: list[str] | None = None
-    start = size = outside = first_outside = 0
+    start = size = outside = first_outside = headless = 0  # headless: where tagged lines began outside
     for number, line in enumerate(source.lines(), start=1):
         line = line.lstrip("\ufeff").rstrip("\r\n")  # (CRLF or LF)
         tag = tag_of(line)
         if tag == kind.start:
             if record is not None:
                 yield _unended(kind, source.name, start)
+            if headless:
+                yield _headless(kind, source.name, headless)
+                headless = 0
             record, start, size = [line], number, len(line)
         elif record is None:
-            if line.strip() and tag not in kind.framing:
+            if tag == kind.end and headless:  # a record whose first line is damaged or missing
+                yield _headless(kind, source.name, headless)
+                headless = 0
+            elif tag is not None and tag not in kind.framing and tag != kind.end:
+                headless = headless or number
+            elif line.strip() and tag not in kind.framing:
                 outside += 1
                 first_outside = first_outside or number
         elif tag == kind.end:
@@ -94,11 +102,21 @@ def _tagged_records(
             record.append(line)
     if record is not None:
         yield _unended(kind, source.name, start)
+    if headless:
+        yield _headless(kind, source.name, headless)
     if outside:
         source.report.notes.append(
             f"{source.name}: {outside} line(s) outside any record ({kind.start} to {kind.end}) left out, "
             f"the first at line {first_outside}"
         )
+
+
+def _headless(kind: _Tagged, name: str, line: int) -> InputError:
+    return InputError(
+        f"a {kind.name} record without its {kind.start} line (tagged lines outside any record)",
+        where=f"{name}:{line}",
+        fix=f"Mend or add its {kind.start} line, or leave the record out with --skip-bad.",
+    )
 
 
 def _unended(kind: _Tagged, name: str, line: int, what: str = "") -> InputError:
