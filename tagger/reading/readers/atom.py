@@ -48,14 +48,6 @@ def read_atom_records(source: Source) -> Iterator[Record | InputError]:
             parser.feed(chunk)
             yield from _atom_records(entries, source, columns)
         parser.close()
-    except ParseError as error:
-        yield from _atom_records(entries, source, columns)
-        yield InputError(
-            f"not well-formed XML ({first_line(error)})",
-            where=f"{source.name}:{error.position[0]}",
-            fix="Fetch or save the feed again (cut short?).",
-        )
-        return
     except DefusedXmlException as error:
         yield InputError(
             f"XML with a DTD or entities, not read: they could expand or fetch anything ({error})",
@@ -63,13 +55,15 @@ def read_atom_records(source: Source) -> Iterator[Record | InputError]:
             fix="Save the feed without its DOCTYPE.",
         )
         return
-    except (LookupError, ValueError) as error:  # (the XML declaration's encoding: unknown, or not for text)
+    except (ParseError, LookupError, ValueError) as error:  # (Lookup, Value: its declared encoding)
         yield from _atom_records(entries, source, columns)
-        yield InputError(
-            f"an XML encoding the parser cannot read ({first_line(error)})",
-            where=f"{source.name}:1",
-            fix='Save the feed as UTF-8 (<?xml version="1.0" encoding="utf-8"?>).',
-        )
+        if isinstance(error, ParseError):
+            what, line = "not well-formed XML", error.position[0]
+            fix = "Fetch or save the feed again (cut short?)."
+        else:
+            what, line = "an XML encoding the parser cannot read", 1
+            fix = 'Save the feed as UTF-8 (<?xml version="1.0" encoding="utf-8"?>).'
+        yield InputError(f"{what} ({first_line(error)})", where=f"{source.name}:{line}", fix=fix)
         return
     yield from _atom_records(entries, source, columns)
     if entries.root == "feed":
