@@ -34,6 +34,11 @@ class ArgumentError(UsageError, ValueError):
     scikit-learn and pandas code expects."""
 
 
+class ArgumentTypeError(UsageError, TypeError):
+    """A function of the Python API was given an argument of the wrong type: a ``TypeError``
+    too, as Python code expects."""
+
+
 class InputError(TaggerError):
     """An abstract file (or stdin) cannot be read as abstracts."""
 

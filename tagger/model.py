@@ -32,7 +32,7 @@ from .atomic import atomic_write
 from .calibration import Scores, calibrated
 from .card import ModelCard, prediction_digest, read_card
 from .checks import a_kind, number
-from .errors import ModelError, UsageError
+from .errors import ArgumentError, ArgumentTypeError, ModelError, UsageError
 from .features import LARGE_BATCH, SparseRows, TfidfFeatures
 from .locking import locked
 from .prediction import NONE, Prediction, predictions
@@ -396,14 +396,14 @@ def _as_texts(texts: Iterable[str]) -> list[str]:
     if isinstance(texts, str):
         return [texts]
     if isinstance(texts, (bytes, bytearray, Mapping)) or not isinstance(texts, Iterable):
-        raise UsageError(
+        raise ArgumentTypeError(
             f"predict takes text, not {'None' if texts is None else type(texts).__name__}",
             fix="Pass an abstract as a str, or several as a list (or any iterable) of str.",
         )
     texts = list(texts)
     for i, text in enumerate(texts):
         if not isinstance(text, str):
-            raise UsageError(f"texts[{i}] is {a_kind(text)}, not a str", fix="Pass abstracts as strings.")
+            raise ArgumentTypeError(f"texts[{i}] is {a_kind(text)}, not a str", fix="Pass strings.")
     return texts
 
 
@@ -416,7 +416,7 @@ def _as_abstracts(texts: Iterable[str]) -> list[str]:
     texts = _as_texts(texts)
     for i, text in enumerate(texts):
         if problem := abstract_problem(text):
-            raise UsageError(f"texts[{i}]: {problem.what}", fix=problem.fix)
+            raise ArgumentError(f"texts[{i}]: {problem.what}", fix=problem.fix)
     return texts
 
 

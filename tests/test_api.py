@@ -251,3 +251,17 @@ def test_train_from_a_script_without_a_main_guard_just_works(tmp_path, where):
     )
     assert done.returncode == 0 and "RuntimeError" not in done.stderr, done.stderr[-800:]
     assert done.stdout == "script ran\n[('bio', 'bots')]\n"
+
+
+@pytest.mark.parametrize(
+    ("bad", "kind"),
+    [(None, TypeError), (3.5, TypeError), ([1], TypeError), ("", ValueError), ([" "], ValueError)],
+)
+def test_predict_s_bad_arguments_are_the_errors_python_code_expects(bad, kind):
+    """A bad type is a TypeError, a bad value a ValueError, each a TaggerError too."""
+    from tagger import predict
+    from tagger.errors import TaggerError
+
+    with pytest.raises(kind) as error:
+        predict(bad)
+    assert isinstance(error.value, TaggerError)
