@@ -185,9 +185,14 @@ LABEL_ERROR_PROBABILITY = 0.03
 
 def flagged_figures(confidence: np.ndarray, correct: np.ndarray, threshold: float) -> tuple[float, float]:
     """The share of predictions below the review threshold, and how often the rest were right."""
-    unflagged = confidence >= threshold
+    return figures_of_flags(confidence < threshold, correct)
+
+
+def figures_of_flags(flagged: np.ndarray, correct: np.ndarray) -> tuple[float, float]:
+    """The share of predictions ``flagged`` for review, and how often the rest were right."""
+    unflagged = ~flagged
     accuracy = float(correct[unflagged].mean()) if unflagged.any() else 0.0
-    return round(float(1 - unflagged.mean()), 4), round(accuracy, 4)
+    return round(float(flagged.mean()), 4), round(accuracy, 4)
 
 
 def test_model(

@@ -24,7 +24,7 @@ import logging
 import platform
 import warnings
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
@@ -549,16 +549,22 @@ def cross_fit_groups(truth: np.ndarray, parts: int = CROSS_FIT) -> np.ndarray:
     return groups
 
 
+def _parts(groups: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Each part of ``groups`` (a mask) with the rest (a mask): what is fitted for the part; a
+    lone part is its own rest (a handful of labels, whose figures say they are too few)."""
+    for part in np.unique(groups):
+        inside = groups == part
+        yield inside, (~inside if (~inside).any() else inside)
+
+
 def cross_fitted(out_of_fold: OutOfFold, truth: np.ndarray, groups: np.ndarray, ceiling: float) -> np.ndarray:
     """The out-of-fold scores calibrated part by part (``groups``), each part by a calibration
     fitted on the other parts alone: probabilities as a user sees them on abstracts the
     calibration never saw. With one part, there is nothing else to fit on: it is calibrated on
     itself (a handful of labels, whose figures say they are too few)."""
     probabilities = np.zeros(out_of_fold.scores.raw.shape)
-    for part in np.unique(groups):
-        inside = groups == part
-        others = np.flatnonzero(~inside) if (~inside).any() else np.flatnonzero(inside)
-        temperature, evidence_scale, top_label = fit_calibrations(out_of_fold, truth, others)
+    for inside, others in _parts(groups):
+        temperature, evidence_scale, top_label = fit_calibrations(out_of_fold, truth, np.flatnonzero(others))
         probabilities[inside] = calibrated(
             out_of_fold.scores.take(np.flatnonzero(inside)), temperature, evidence_scale, top_label, ceiling
         )
@@ -578,8 +584,7 @@ def _review(
     threshold = evaluate.review_threshold(confidence, correct, target)
     groups = groups if groups is not None else cross_fit_groups(correct.astype(int))
     flagged = cross_fitted_flags(confidence, correct, target, groups)
-    share_flagged = round(float(flagged.mean()), 4) if len(flagged) else 0.0
-    accuracy_unflagged = round(float(correct[~flagged].mean()), 4) if (~flagged).any() else 0.0
+    share_flagged, accuracy_unflagged = evaluate.figures_of_flags(flagged, correct)
     return Review(round(threshold, 4), target, share_flagged, accuracy_unflagged, no_area)
 
 
@@ -589,9 +594,7 @@ def cross_fitted_flags(
     """Whether each prediction is flagged for review by the threshold set on the other parts of
     ``groups`` (one part: on itself)."""
     flagged = np.zeros(len(confidence), dtype=bool)
-    for part in np.unique(groups):
-        inside = groups == part
-        others = ~inside if (~inside).any() else inside
+    for inside, others in _parts(groups):
         flagged[inside] = confidence[inside] < evaluate.review_threshold(
             confidence[others], correct[others], target
         )
