@@ -18,7 +18,7 @@ from .reading import Columns, abstract_id, document
 from .reading.records import ambiguous_names, field_names
 from .schema import PREDICTION_COLUMNS, probability_columns
 from .schema import field as schema_field
-from .text import abstract_problem
+from .text import abstract_problem, empty
 
 
 def as_frame(frame, column: str = "abstract"):
@@ -95,7 +95,7 @@ def documents(
     column, title_column = matched_columns(frame, column, title_column)
     texts = _strings(_text_column(frame, column))
     titles = _strings(_text_column(frame, title_column)) if title_column else [""] * len(texts)
-    present = np.array([bool(text) and not text.isspace() for text in texts], dtype=bool)
+    present = np.array([not empty(text) for text in texts], dtype=bool)
     for index, text, ok in zip(frame.index, texts, present):
         if ok and (problem := abstract_problem(text)):  # (the one rule of files and predict)
             raise ArgumentError(f"row {index!r} of column {column!r}: {problem.what}", fix=problem.fix)

@@ -35,7 +35,7 @@ from .checks import a_kind, number
 from .errors import ArgumentError, ArgumentTypeError, ModelError, UsageError
 from .features import LARGE_BATCH, SparseRows, TfidfFeatures
 from .locking import locked
-from .prediction import NONE, Prediction, predictions
+from .prediction import NONE, UNSCORED, Prediction, predictions
 from .shipped import CARD_FILE, default_model_folder, shipped_path
 
 ARRAYS = ("vocabulary", "idf", "coef", "intercept")
@@ -203,12 +203,13 @@ class Model:
         """
         if isinstance(texts, str):
             return self.predict([texts], review_below=review_below, explain=explain)[0]
-        texts = _as_abstracts(texts)
+        texts, no_abstract = _as_abstracts(texts)
         threshold = self.threshold(review_below)
         results: list[Prediction] = []
         for at in range(0, max(len(texts), 1), BLOCK):  # (memory bounded whatever their number)
             matrix, evidence = self.features.transform_with_evidence(texts[at : at + BLOCK])
             probabilities = self._calibrated(matrix, evidence)
+            probabilities[no_abstract[at : at + BLOCK]] = UNSCORED
             found = predictions(probabilities, self.areas, threshold)
             if explain:
                 terms = self._top_terms(matrix, probabilities.argmax(axis=1))
@@ -407,17 +408,19 @@ def _as_texts(texts: Iterable[str]) -> list[str]:
     return texts
 
 
-def _as_abstracts(texts: Iterable[str]) -> list[str]:
-    """Texts to tag, each checked as an abstract read from a file is (empty, too long): the
+def _as_abstracts(texts: Iterable[str]) -> tuple[list[str], np.ndarray]:
+    """Texts to tag, each checked as an abstract read from a file is (too long, no text): the
     one rule of :func:`tagger.text.abstract_problem` for the command line and
-    :meth:`Model.predict`. (``predict_proba`` takes any text, as scikit-learn's does.)"""
-    from .text import abstract_problem
+    :meth:`Model.predict`, and which of them are empty (no abstract: no area,
+    :data:`tagger.prediction.UNSCORED`). (``predict_proba`` takes any text, as
+    scikit-learn's does.)"""
+    from .text import abstract_problem, empty
 
     texts = _as_texts(texts)
     for i, text in enumerate(texts):
-        if problem := abstract_problem(text):
+        if not empty(text) and (problem := abstract_problem(text)):
             raise ArgumentError(f"texts[{i}]: {problem.what}", fix=problem.fix)
-    return texts
+    return texts, np.array([empty(text) for text in texts], dtype=bool)
 
 
 def _require_regular_file(path: Path, what: str, limit: int | None = None) -> None:

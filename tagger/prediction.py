@@ -24,6 +24,11 @@ NO_AREA = ""
 # The answer that an abstract fits none of the areas: a reader's label, and an answer of the
 # model when it learnt it from such labels (tagger.labels.NO_AREA_MIN).
 NONE = "none"
+# The probability of every area for a text that is no abstract (empty, or only whitespace):
+# never guessed, never an error in a batch, it keeps its place with no area, no confidence,
+# and needs review, as an empty cell does in tagger.tag_dataframe (a file's record without an
+# abstract is left out of the output, counted and listed: its position keeps its place).
+UNSCORED = float("nan")
 TIE = 1e-12  # two probabilities closer than this are equal (real ties differ by rounding only)
 
 
@@ -72,16 +77,17 @@ def prediction_columns(
     """Per row of calibrated probabilities (one column per area, in ``areas`` order): the
     best area and its probability, the runner-up and its probability, and whether the row
     needs review (confidence below ``review_threshold``), as arrays keyed by
-    :data:`COLUMNS`. Of equal probabilities, the earlier area ranks first."""
+    :data:`COLUMNS`. Of equal probabilities, the earlier area ranks first. A row of NaN (a
+    text with no abstract, :data:`UNSCORED`) has no area, no runner-up and needs review."""
     names = np.asarray(areas, dtype=object)
     rows = np.arange(len(probabilities))
     best, second = two_best(probabilities)
     confidence = probabilities[rows, best]
-    tied = confidence - probabilities[rows, second] <= TIE
+    tied = ~(confidence - probabilities[rows, second] > TIE)  # (a row of NaN: no abstract, no answer)
     return {
         "area": np.where(tied, NO_AREA, names[best]),
         "confidence": confidence,
-        "runner_up": names[second],
+        "runner_up": np.where(np.isnan(confidence), NO_AREA, names[second]),
         "runner_up_confidence": probabilities[rows, second],
         "needs_review": (confidence < review_threshold) | tied,
     }
@@ -132,7 +138,7 @@ def default_tags(probabilities: np.ndarray, areas: Sequence[str]) -> list[list[t
     best, second = two_best(probabilities)
     top, close = probabilities[rows, best], probabilities[rows, second]
     both = close >= RUNNER_UP_TAG
-    tied = top - close <= TIE
+    tied = ~(top - close > TIE)  # (or a row of NaN: no abstract)
     return [
         [] if tie else [(first, p), (then, q)] if two else [(first, p)]
         for first, p, then, q, two, tie in zip(

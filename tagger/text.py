@@ -61,12 +61,17 @@ def too_long(size: int, where: str) -> InputError | None:
     )
 
 
+def empty(text: str) -> bool:
+    """Whether a text is no abstract at all: empty, or only whitespace."""
+    return not text or text.isspace()
+
+
 def abstract_problem(text: str, where: str | None = None) -> InputError | None:
     """What is wrong with a text as an abstract to tag, if anything: empty (or only
     whitespace), over :data:`MAX_ABSTRACT_CHARS`, or holding a lone surrogate (half of a
     UTF-16 pair, no character: it cannot be written as UTF-8). The one rule for files, stdin
     and the Python API."""
-    if not text or text.isspace():
+    if empty(text):
         return InputError("empty abstract", where=where, fix="Fill it in or remove the record.")
     if not text.isascii() and (half := _LONE_SURROGATE.search(text)):
         return InputError(

@@ -87,18 +87,31 @@ def test_labelled_data_with_other_column_names_trains_from_the_command_line_and_
 
 
 @pytest.mark.parametrize("text", ["", "   \n\t "])
-def test_an_empty_abstract_is_refused_by_python_and_left_out_of_a_file_with_a_count(capsys, tmp_path, text):
+def test_an_empty_abstract_has_no_area_in_python_as_in_a_frame_and_is_left_out_of_a_file_with_a_count(
+    capsys, tmp_path, text
+):
     import json
+    import math
+
+    import pandas as pd
 
     from conftest import run
 
     import tagger
-    from tagger.errors import UsageError
+    from tagger.prediction import NO_AREA
 
-    with pytest.raises(UsageError, match=r"^texts\[0\]: empty abstract\. Fill it in or remove the record\.$"):
-        tagger.predict(text)
-    with pytest.raises(UsageError, match=r"^texts\[1\]: empty abstract"):
-        tagger.predict(["Robots grasp cups.", text])
+    # One rule: a text that is empty is never guessed, never an error in a batch, and keeps its
+    # place: no area, no confidence, flagged (as tag_dataframe gives an empty cell).
+    alone = tagger.predict(text)
+    first, empty = tagger.predict(["Robots grasp cups.", text])
+    frame = tagger.tag_dataframe(pd.DataFrame({"abstract": ["Robots grasp cups.", text]}))
+    for prediction in (alone, empty):
+        assert prediction.area == NO_AREA and prediction.runner_up == NO_AREA and prediction.needs_review
+        assert math.isnan(prediction.confidence) and math.isnan(prediction.runner_up_confidence)
+        assert prediction.tags == [] and prediction.top(3) == []
+        assert all(math.isnan(p) for p in prediction.scores.values())
+    assert first.area == "robotics" == frame["area"][0]
+    assert pd.isna(frame["area"][1]) and math.isnan(frame["confidence"][1]) and frame["needs_review"][1]
     # In a file, one record of thousands without an abstract (a reference export's editorial)
     # does not stop the run: it is left out, counted and listed.
     (tmp_path / "a.jsonl").write_text(json.dumps({"abstract": text, "id": "e1"}) + "\n")
@@ -255,7 +268,7 @@ def test_train_from_a_script_without_a_main_guard_just_works(tmp_path, where):
 
 @pytest.mark.parametrize(
     ("bad", "kind"),
-    [(None, TypeError), (3.5, TypeError), ([1], TypeError), ("", ValueError), ([" "], ValueError)],
+    [(None, TypeError), (3.5, TypeError), ([1], TypeError), ("x" * 5_000_001, ValueError), (["\ud800"], ValueError)],
 )
 def test_predict_s_bad_arguments_are_the_errors_python_code_expects(bad, kind):
     """A bad type is a TypeError, a bad value a ValueError, each a TaggerError too."""

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from ..errors import InputError
+from ..text import empty
 from .abstracts import Abstract, Columns
 from .readers.json import KeptInJson, jsonl_values, records_of_json_values
 from .records import Record, abstract_from_record, record_problem
@@ -99,7 +100,7 @@ def _without_abstract(fields: dict) -> bool:
     """Whether a record (its fields) has nothing in its abstract: it is left out and counted
     (a reference export always has some such records), not a bad record that stops the run."""
     text = fields.get("abstract")
-    return text is None or (isinstance(text, str) and (not text or text.isspace() or text in NO_ABSTRACT))
+    return text is None or (isinstance(text, str) and (empty(text) or text in NO_ABSTRACT))
 
 
 NO_ABSTRACT = {"[No abstract available]"}  # what Scopus writes in a record's empty abstract
