@@ -98,6 +98,11 @@ def parser() -> argparse.ArgumentParser:
             metavar="NAME",
             help=f"{when}of the titles (default: title, where there is one)",
         )
+        command.add_argument(
+            "--sheet",
+            metavar="NAME",
+            help=f"{when}the sheet of .xlsx workbooks to read (default: the first)",
+        )
 
     def label_column(command: argparse.ArgumentParser) -> None:
         command.add_argument(

@@ -196,10 +196,39 @@ def test_a_damaged_workbook_is_one_clear_error_and_other_sheets_are_noted(capsys
     report = ReadReport()
     [abstract] = read_abstracts([tmp_path / "two.xlsx"], report=report)
     assert abstract.id == "12" and abstract.line == 2
-    assert report.notes == [f"{tmp_path / 'two.xlsx'}: read its first sheet 'papers' only (not 'notes')"]
+    assert report.notes == [f"{tmp_path / 'two.xlsx'}: read its sheet 'papers' only (not 'notes'; --sheet names another)"]
     pd.DataFrame({"Summary": ["x"]}).to_excel(tmp_path / "none.xlsx", index=False)
     status, _, err = run(capsys, "predict", tmp_path / "none.xlsx")
     assert status == 2 and "none.xlsx:1: no 'abstract' column (columns: 'Summary')" in err
+
+
+def test_a_workbook_s_data_on_another_sheet_is_named_and_read_with_sheet(capsys, tmp_path):
+    import pandas as pd
+
+    from conftest import run
+
+    book = tmp_path / "book.xlsx"
+    with pd.ExcelWriter(book) as writer:
+        pd.DataFrame({"About": ["This workbook lists papers."]}).to_excel(writer, sheet_name="Read me", index=False)
+        pd.DataFrame({"Abstract": ["We train legged robots to walk."], "id": ["p1"]}).to_excel(
+            writer, sheet_name="Papers", index=False
+        )
+    status, _, err = run(capsys, "predict", book)
+    assert status == 2 and err == (
+        f"tagger: {book}:1: no 'abstract' column (columns: 'About'), on its sheet 'Read me' "
+        "(its sheets: 'Read me', 'Papers'). Name the column that holds the abstracts with --column "
+        "(and --title-column, --id-column). Or name the sheet to read with --sheet.\n"
+    )
+    status, out, err = run(capsys, "predict", book, "--sheet", "Papers")
+    assert status == 0 and out.splitlines()[1].startswith(f"{book},1,p1,,robotics,")
+    assert f"note: {book}: read its sheet 'Papers' only (not 'Read me'; --sheet names another)" in err
+    status, _, err = run(capsys, "predict", book, "--sheet", "papers")
+    assert status == 2 and err == (
+        f"tagger: {book}: no sheet 'papers' (its sheets: 'Read me', 'Papers'). Name one of them with --sheet.\n"
+    )
+    (tmp_path / "a.csv").write_text("abstract\nWe train legged robots to walk.\n")
+    status, _, err = run(capsys, "predict", tmp_path / "a.csv", "--sheet", "Papers")
+    assert status == 0 and "note: --sheet 'Papers' read no workbook: no input is an .xlsx file" in err
 
 
 def test_a_workbook_or_parquet_file_is_not_read_from_stdin(capsys, monkeypatch):

@@ -154,6 +154,11 @@ def read_texts(texts: Iterable[str], report: ReadReport, source: str = "<text>")
 def _read_files(
     files: list[Path], options: ReadOptions, stdin: IO | None
 ) -> Iterator[Abstract | PieceTask | FileEnd]:
+    sheet = options.columns.sheet
+    if sheet is not None and not any(
+        str(path) != STDIN and (options.input_format or format_of(path)) == "xlsx" for path in files
+    ):
+        options.report.notes.append(f"--sheet {sheet!r} read no workbook: no input is an .xlsx file")
     for path in files:
         if str(path) == STDIN:
             stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", sys.stdin)

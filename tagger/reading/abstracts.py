@@ -21,6 +21,7 @@ class Columns:
     area: str = "area"
     keep: tuple[str, ...] = ()  # other columns carried into each Abstract's ``extra``; KEEP_ALL: every one
     named: frozenset[str] = frozenset()  # roles besides the abstract that the user named: they must be there
+    sheet: str | None = None  # the sheet of an Excel workbook to read (None: its first)
 
     def roles(self) -> dict[str, str]:
         return {"abstract": self.abstract, "title": self.title, "id": self.id, "area": self.area}
@@ -42,11 +43,12 @@ class Columns:
         id: str | None = None,
         area: str = "area",
         keep: tuple[str, ...] = (),
+        sheet: str | None = None,
     ) -> Columns:
         """The columns a user named (``None``: the default name, where a file has it): a
-        title or id column named must be there."""
+        title or id column named must be there; ``sheet``: a workbook's sheet to read."""
         named = frozenset(role for role, value in (("title", title), ("id", id)) if value is not None)
-        return cls(abstract, title or "title", id or "id", area, keep, named)
+        return cls(abstract, title or "title", id or "id", area, keep, named, sheet)
 
 
 KEEP_ALL = ("*",)

@@ -21,9 +21,10 @@ from ..source import ReadOptions
 
 
 def read_xlsx_records(path: Path, options: ReadOptions, rows: list[int]) -> Iterator[Record | InputError]:
-    """The first sheet of an Excel workbook, a row at a time (openpyxl's read-only mode: a
-    workbook of any size in little memory), its first row the header (as in a CSV file); a
-    workbook of several sheets is noted. ``where`` is the sheet's row number, as Excel shows it."""
+    """One sheet of an Excel workbook (the one ``--sheet`` names, else the first), a row at a
+    time (openpyxl's read-only mode: a workbook of any size in little memory), its first row
+    the header (as in a CSV file); the other sheets of a workbook are noted, and named in an
+    error about the header. ``where`` is the sheet's row number, as Excel shows it."""
     name = display_name(path)
     try:
         from openpyxl import load_workbook
@@ -48,19 +49,30 @@ def read_xlsx_records(path: Path, options: ReadOptions, rows: list[int]) -> Iter
 def _sheet_records(
     workbook, name: str, options: ReadOptions, rows: list[int]
 ) -> Iterator[Record | InputError]:
-    sheets = workbook.sheetnames
+    sheets, wanted = workbook.sheetnames, options.columns.sheet
+    listed = ", ".join(map(repr, sheets))
+    if wanted is not None and wanted not in sheets:
+        yield InputError(f"no sheet {wanted!r} (its sheets: {listed})", where=name, fix="Name one of them with --sheet.")
+        return
+    sheet = sheets[0] if wanted is None else wanted
     if len(sheets) > 1:
-        others = ", ".join(repr(s) for s in sheets[1:])
-        options.report.notes.append(f"{name}: read its first sheet {sheets[0]!r} only (not {others})")
+        others = ", ".join(repr(s) for s in sheets if s != sheet)
+        options.report.notes.append(f"{name}: read its sheet {sheet!r} only (not {others}; --sheet names another)")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        cells = workbook[sheets[0]].iter_rows(values_only=True)
+        cells = workbook[sheet].iter_rows(values_only=True)
         first = next(cells, ())
     header = ["" if cell is None else as_text(cell) for cell in first]
     while header and not header[-1]:
         header.pop()  # (empty cells at the header's end)
     columns = options.columns
     if problem := header_problem(header, columns, f"{name}:1"):
+        if len(sheets) > 1:  # (the data may be on another sheet)
+            problem = InputError(
+                f"{problem.what}, on its sheet {sheet!r} (its sheets: {listed})",
+                where=problem.where,
+                fix=f"{problem.fix} Or name the sheet to read with --sheet.",
+            )
         yield problem
         return
     found = field_names(header, columns)  # once for the sheet, not in every row
