@@ -386,3 +386,40 @@ def test_a_zstandard_pipe_is_one_clear_error_with_a_command_that_works(capsys, t
         f"tagger: {pipe}: a .zst that is not a regular file (a pipe?) cannot be checked whole before it is "
         f"read. Decompress it into tagger instead: zstd -dc {pipe} | tagger predict -\n"
     )
+
+
+@given(
+    entries=st.integers(1, 30),
+    data=st.data(),
+    one_line=st.booleans(),
+    chunk=st.sampled_from([7, 64, 2**16]),
+)
+def test_a_syntax_error_that_ends_a_json_array_or_a_feed_says_how_many_records_were_not_read(
+    tmp_path_factory, entries, data, one_line, chunk
+):
+    """--skip-bad: one syntax error drops every later entry of the file; the bad record says
+    how many (by their abstract's key, or <entry> tags), so that read + unread = all."""
+    import re
+
+    from tagger.reading.source import Tally
+
+    broken = data.draw(st.integers(0, entries - 1))
+    folder = tmp_path_factory.mktemp("rest")
+    end = "" if one_line else "\n"
+    items = [json.dumps({"id": f"e{i}", "Abstract": f"Robots {i} walk."}) for i in range(entries)]
+    items[broken] = '{"id": "bad", "abstract": "Robots" oops}'
+    (folder / "a.json").write_text("[" + f",{end}".join(items) + "]")
+    xml = [f"<entry><id>e{i}</id><summary>Robots {i} walk.</summary></entry>" for i in range(entries)]
+    xml[broken] = "<entry><summary>Robots walk.</summry></entry>"
+    head = '<?xml version="1.0"?>' + end + '<feed xmlns="http://www.w3.org/2005/Atom">'
+    (folder / "a.atom").write_text(head + end.join(xml) + "</feed>")
+    for name, said in (("a.json", r"(\d+) record\(s\) from here on"), ("a.atom", rf"(\d+) of its {entries} entries")):
+        report = ReadReport()
+        read = list(read_abstracts([folder / name], skip_bad=True, report=report))
+        assert [a.text for a in read] == [f"Robots {i} walk." for i in range(broken)]
+        [bad] = report.skipped
+        assert int(re.search(said, bad).group(1)) == entries - broken, bad
+    # The count is the same in chunks of any size (a tag cut across two is counted once).
+    text = b"<entry>" * 5 + b"x<atom:entry " * 3
+    pieces = [text[i : i + chunk] for i in range(0, len(text), chunk)]
+    assert Tally(re.compile(rb"<(?:[\w.-]+:)?entry[\s/>]"), reach=16).feed(pieces).count == 8

@@ -6,6 +6,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,28 @@ MAX_LINE_BYTES = 32 * 2**20
 
 
 PIECE_BYTES = 2**20  # text is decoded, and a one-line JSON array read, this much at a time
+
+
+class Tally:
+    """How often a pattern (a match of under ``reach`` characters) occurs in text or bytes
+    fed a chunk at a time, in bounded memory: what says how many records were not read when
+    a syntax error ends a file's reading (a JSON array, an Atom feed)."""
+
+    def __init__(self, pattern: re.Pattern, reach: int = 256) -> None:
+        self.pattern, self.reach = pattern, reach
+        self._count, self._carry = 0, None
+
+    def feed(self, chunks: Iterable) -> Tally:
+        for chunk in chunks:
+            text = chunk if self._carry is None else self._carry + chunk
+            cut = max(len(text) - self.reach, 0)  # (a match starting later is counted with the next)
+            self._count += sum(1 for match in self.pattern.finditer(text) if match.start() < cut)
+            self._carry = text[cut:]
+        return self
+
+    @property
+    def count(self) -> int:
+        return self._count + (0 if self._carry is None else sum(1 for _ in self.pattern.finditer(self._carry)))
 
 
 csv.field_size_limit(MAX_LINE_BYTES)  # a quoted field over many lines is bounded too (set once)

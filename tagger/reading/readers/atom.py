@@ -9,7 +9,7 @@ from typing import Any
 
 from ...errors import InputError
 from ..records import Record, first_line, reference_record
-from ..source import Source
+from ..source import Source, Tally
 
 _ATOM = "{http://www.w3.org/2005/Atom}"
 
@@ -41,10 +41,12 @@ def read_atom_records(source: Source) -> Iterator[Record | InputError]:
     entries.parser = parser.parser  # (expat: the line each entry starts on)
     columns = source.options.columns
     raw = source.stream
+    tags = Tally(_ENTRY_TAG)  # (how many entries a syntax error leaves unread)
     try:
         while chunk := raw.read(2**16):
             source.report.bytes_read += len(chunk)
             source.size += len(chunk)
+            tags.feed([chunk])
             parser.feed(chunk)
             yield from _atom_records(entries, source, columns)
         parser.close()
@@ -58,11 +60,15 @@ def read_atom_records(source: Source) -> Iterator[Record | InputError]:
     except (ParseError, LookupError, ValueError) as error:  # (Lookup, Value: its declared encoding)
         yield from _atom_records(entries, source, columns)
         if isinstance(error, ParseError):
-            what, line = "not well-formed XML", error.position[0]
-            fix = "Fetch or save the feed again (cut short?)."
-        else:
-            what, line = "an XML encoding the parser cannot read", 1
-            fix = 'Save the feed as UTF-8 (<?xml version="1.0" encoding="utf-8"?>).'
+            line, fix = error.position[0], "Fetch or save the feed again (cut short?)."
+            total = tags.feed(iter(lambda: raw.read(2**16), b"")).count
+            unread = total - entries.ended
+            rest = f"; the rest of the feed is not read: {unread} of its {total} entries" if unread > 0 else ""
+            what = f"not well-formed XML ({first_line(error)}){rest}"
+            yield InputError(what, where=f"{source.name}:{line}", fix=fix)
+            return
+        what, line = "an XML encoding the parser cannot read", 1
+        fix = 'Save the feed as UTF-8 (<?xml version="1.0" encoding="utf-8"?>).'
         yield InputError(f"{what} ({first_line(error)})", where=f"{source.name}:{line}", fix=fix)
         return
     yield from _atom_records(entries, source, columns)
@@ -78,6 +84,9 @@ def read_atom_records(source: Source) -> Iterator[Record | InputError]:
             where=source.name,
             fix="Give an Atom feed (the arXiv API's answer), or convert the file to CSV or JSON lines.",
         )
+
+
+_ENTRY_TAG = re.compile(rb"<(?:[\w.-]+:)?entry[\s/>]")  # (any prefix: a count, not a parse)
 
 
 def _atom_records(entries: _AtomEntries, source: Source, columns) -> Iterator[Record | InputError]:
@@ -105,6 +114,7 @@ class _AtomEntries:
         self._problem = ""
         self._line = 0
         self._texts: list[list[str]] = []  # per open element, the text inside it so far
+        self.ended = 0  # entries read whole
         self._path: list[str] = []
 
     def start(self, tag: str, attributes: dict[str, str]) -> None:
@@ -138,6 +148,7 @@ class _AtomEntries:
         if tag == f"{_ATOM}entry" and len(self._path) == 1:
             fields = {name: "; ".join(values) for name, values in entry.items()}
             self.done.append((self._line, fields, self._problem))
+            self.ended += 1
             self._entry = None
             return
         name = tag.removeprefix(_ATOM)

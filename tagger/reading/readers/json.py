@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from itertools import chain
 
 from ...errors import InputError
 from ..abstracts import KEEP_ALL, Columns
@@ -20,7 +21,7 @@ from ..records import (
     no_abstract,
     note_export_names,
 )
-from ..source import MAX_LINE_BYTES, Source
+from ..source import MAX_LINE_BYTES, Source, Tally
 
 
 class KeptInJson:
@@ -228,6 +229,12 @@ def read_json_records(source: Source) -> Iterator[Record | InputError]:
     return records_of_json_values(source, _json_values(source))
 
 
+def _key_pattern(columns: Columns) -> re.Pattern:
+    """A key that names a record's abstract (any name it may have, without regard to case)."""
+    names = "|".join(re.escape(name) for name in columns.candidates("abstract"))
+    return re.compile(f'"(?:{names})"\\s*:', re.IGNORECASE)
+
+
 def _json_values(source: Source) -> Iterator[tuple[object, str, int, str] | InputError]:
     decoder = json.JSONDecoder()
     pieces = source.lines(pieces=True)  # lines, and a long line in pieces
@@ -295,9 +302,13 @@ def _json_values(source: Source) -> Iterator[tuple[object, str, int, str] | Inpu
             if goes_on and more(unparsed):
                 continue
             line = at_line + buffer.count("\n", at, error.pos)
+            unread = Tally(_key_pattern(source.options.columns)).feed(chain([buffer[at:]], pieces)).count
+            rest = f"; the rest of the array is not read: {unread} record(s) from here on, by their abstract's key"
             yield (
                 InputError(
-                    f"not valid JSON ({error.msg})", where=f"{source.name}:{line}", fix="Fix this record."
+                    f"not valid JSON ({error.msg}){rest if unread else ''}",
+                    where=f"{source.name}:{line}",
+                    fix="Fix this record.",
                 )
             )
             return
