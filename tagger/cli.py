@@ -153,13 +153,13 @@ def _predict(args: argparse.Namespace) -> int:
         output.open_output(
             args.output,
             paths,
-            binary=target.format == "parquet",
+            binary=target.binary,
             compress=target.gzip,
             protected=protected,
         ) as stream,
         feedback.progress(args.quiet, paths, report) as update,
+        output.RowWriter(stream, target.format, layout) as writer,
     ):
-        writer = output.RowWriter(stream, target.format, layout)
         for chunk, probabilities in blocks:
             check()
             chunk_rows = output.ChunkRows(chunk, probabilities, model, threshold, layout)
@@ -167,7 +167,6 @@ def _predict(args: argparse.Namespace) -> int:
             areas.update(chunk_rows.table["area"])
             needs_review += sum(chunk_rows.table["needs_review"])
             update()
-        writer.close()
     if writer.unwritten:
         names = sorted(writer.unwritten)
         listed = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")

@@ -27,6 +27,11 @@ class Format:
     compresses_itself: bool = False
 
     @property
+    def binary(self) -> bool:
+        """Whether it is written as bytes (the formats that compress themselves: Parquet, Excel)."""
+        return self.compresses_itself
+
+    @property
     def said(self) -> str:
         """The format as a note names it."""
         return self.title or self.name
@@ -38,10 +43,10 @@ _TABLE = (
     Format("tsv", answers=True),
     Format("jsonl", tags=True, answers=True),
     Format("json"),
-    Format("parquet", tags=True, compresses_itself=True),
+    Format("parquet", "Parquet", tags=True, compresses_itself=True),
     Format("bib", "BibTeX"),
     Format("ris", "RIS"),
-    Format("xlsx", "Excel"),
+    Format("xlsx", "Excel", tags=True, compresses_itself=True),
     Format("atom"),
     Format("xml", "XML"),
     Format("xls", "Excel 97", reads=False),

@@ -1,4 +1,5 @@
-"""Output rows: one per abstract, in input order, as CSV, JSON lines or Parquet.
+"""Output rows: one per abstract, in input order, as CSV, JSON lines, Parquet or Excel. A CSV cell
+that a spreadsheet would run as a formula is written behind a quote (:mod:`tagger.formulas`).
 
 A row holds :data:`COLUMNS`, a ``tags`` column (the top area, and the runner-up when it is
 close; or every area that qualifies by ``--top-k`` and ``--min-confidence``:
@@ -24,6 +25,7 @@ import numpy as np
 from .atomic import atomic_write
 from .errors import OutputError
 from .formats import BY_NAME, GZIP, TAGS, list_of, split_name
+from .formulas import guarded, guarded_column
 from .model import Model
 from .prediction import default_tags, prediction_columns, top_areas
 from .reading import KEEP_ALL, Abstract, format_of
@@ -177,6 +179,7 @@ def _input_name(name: str) -> str:
 
 
 _PLAIN_CELLS = {str, int, float, bool, type(None)}  # written to CSV as they are
+_TEXT = {name: field(name).kind == "text" for name in COLUMNS}  # type: ignore[union-attr]
 
 
 @dataclass(frozen=True)
@@ -186,6 +189,10 @@ class Target:
 
     format: str
     gzip: bool = False
+
+    @property
+    def binary(self) -> bool:
+        return BY_NAME[self.format].binary
 
 
 def format_for(path: str | os.PathLike | None, given: str | None, default: str = "csv") -> Target:
@@ -204,7 +211,7 @@ def format_for(path: str | os.PathLike | None, given: str | None, default: str =
         return Target(form.name, compressed)
     raise OutputError(
         f"cannot tell which format to write from the name {Path(str(path)).name!r}"
-        + (" (Parquet compresses itself)" if form and compressed and form.compresses_itself else ""),
+        + (f" ({form.said} compresses itself)" if form and compressed and form.compresses_itself else ""),
         where=str(path),
         fix=f"End it in {list_of(FORMATS)} (.csv.gz or .jsonl.gz for gzip), or give --format.",
     )
@@ -225,6 +232,7 @@ class RowWriter:
         self.columns: tuple[str, ...] | None = None
         self.unwritten: set[str] = set()  # kept columns that came after the columns were fixed
         self._csv = csv.writer(stream, lineterminator="\n") if output_format == "csv" else None
+        self._sheet = Sheet(stream) if output_format == "xlsx" else None
         self._parquet: Any = None  # a pyarrow ParquetWriter, once the first rows come
         self._written: set[str] = set()  # the columns, as a set (rows may hold thousands)
         self._waiting: list[list[dict] | ChunkRows] = []  # first rows, until the columns are fixed
@@ -249,7 +257,9 @@ class RowWriter:
         self.columns = (*COLUMNS, "tags", *probability_columns(self.layout.every_area), *dict.fromkeys(kept))
         self._written = set(self.columns)
         if self._csv is not None:
-            self._csv.writerow(self.columns)
+            self._csv.writerow(guarded_column(list(self.columns)))
+        if self._sheet is not None:
+            self._sheet.append(self.columns)
         return self.columns
 
     def write_rows(self, rows: ChunkRows | list[dict]) -> None:
@@ -272,11 +282,12 @@ class RowWriter:
     def _write(self, rows: ChunkRows | list[dict]) -> None:
         columns = self.columns or COLUMNS
         if isinstance(rows, ChunkRows) and self._csv is not None and rows.plain:
-            self._csv.writerows(zip(*rows.table.values(), rows.tag_cells()))  # by column, no dict per row
+            table = [guarded_column(v) if _TEXT[name] else v for name, v in rows.table.items()]
+            self._csv.writerows(zip(*table, rows.tag_cells()))  # by column, no dict per row
             return
         if isinstance(rows, ChunkRows) and self._csv is not None:
             self.unwritten.update(rows.names_outside(self._written))
-            self._csv.writerows(rows.cells(columns))
+            self._csv.writerows(map(guarded_column, rows.cells(columns)))
             return
         rows = list(rows)
         if self.output_format == "jsonl":
@@ -285,7 +296,10 @@ class RowWriter:
             return
         self.unwritten.update(name for row in rows for name in row if name not in self._written)
         if self._csv is not None:
-            self._csv.writerows([[_cell(name, row.get(name)) for name in columns] for row in rows])
+            self._csv.writerows([[guarded(_cell(name, row.get(name))) for name in columns] for row in rows])
+        elif self._sheet is not None:
+            for row in rows:
+                self._sheet.append([_cell(name, row.get(name)) for name in columns])
         else:
             self._write_parquet(rows, columns)
 
@@ -308,11 +322,24 @@ class RowWriter:
             self._parquet.close()  # now, not in its finaliser (which would print a traceback)
             raise
 
+    def __enter__(self) -> RowWriter:
+        return self
+
+    def __exit__(self, kind, error, traceback) -> None:
+        """Closed: the rows finished when all went well, else what was begun let go (the
+        output itself is discarded by :func:`open_output`)."""
+        if kind is None:
+            self.close()
+        elif self._sheet is not None:
+            self._sheet.discard()
+
     def close(self) -> None:
         if self._waiting:
             self._write_waiting()
-        if self.columns is None and self._csv is not None:  # no rows: the header alone
+        if self.columns is None and (self._csv or self._sheet) is not None:  # no rows: the header alone
             self._fix_columns([])
+        if self._sheet is not None:
+            self._sheet.close()
         if self._parquet is not None:
             self._parquet.close()
         elif self.output_format == "parquet":  # no rows: an empty file with the columns
@@ -327,15 +354,23 @@ def write_table(rows: list[dict], path: str | os.PathLike | None, target: Target
     None or ``-``) as ``target`` says (see :func:`format_for`), by :func:`open_output`'s
     rules: CSV with a header, JSON lines, or Parquet with every column text."""
     columns = tuple(rows[0]) if rows else ()
-    binary = target.format == "parquet"
-    with open_output(path, binary=binary, compress=target.gzip, protected=protected) as out:
-        if target.format == "jsonl":
+    with open_output(path, binary=target.binary, compress=target.gzip, protected=protected) as out:
+        if target.format == "xlsx":
+            sheet = Sheet(out, "labels")
+            try:
+                for cells in [columns, *([_cell(name, row.get(name)) for name in columns] for row in rows)]:
+                    sheet.append(cells)
+            except BaseException:
+                sheet.discard()
+                raise
+            sheet.close()
+        elif target.format == "jsonl":
             for row in rows:
                 out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
         elif target.format == "csv":
             writer = csv.writer(out, lineterminator="\n")
-            writer.writerow(columns)
-            writer.writerows([_cell(name, row.get(name)) for name in columns] for row in rows)
+            writer.writerow(guarded_column(list(columns)))
+            writer.writerows([guarded(_cell(name, row.get(name))) for name in columns] for row in rows)
         else:
             import pyarrow as pa
             import pyarrow.parquet as parquet
@@ -343,6 +378,63 @@ def write_table(rows: list[dict], path: str | os.PathLike | None, target: Target
             schema = pa.schema([(name, pa.string()) for name in columns])
             values = [{name: _as_text(row.get(name)) for name in columns} for row in rows]
             parquet.write_table(pa.Table.from_pylist(values, schema=schema), out)
+
+
+class Sheet:
+    """An Excel workbook of one sheet, written a row at a time (openpyxl's write-only mode:
+    memory does not grow with the rows). Text is always text, never a formula (a cell
+    ``=HYPERLINK(...)`` is shown as written); what a sheet cannot hold (more than
+    :data:`ROWS` rows, a cell over :data:`CHARS` characters or holding a control character)
+    is an error, never cut."""
+
+    ROWS = 1_048_576  # Excel's limit, the header's row included
+    CHARS = 32_767  # in a cell
+
+    def __init__(self, stream: IO, title: str = "tags") -> None:
+        from openpyxl import Workbook
+
+        self.stream, self.book = stream, Workbook(write_only=True)
+        self.sheet = self.book.create_sheet(title)
+        self.rows = 0
+
+    def append(self, cells: Iterable) -> None:
+        if self.rows == self.ROWS:
+            raise OutputError(
+                f"an Excel sheet holds {self.ROWS:,} rows at most", fix="Write .csv or .parquet instead."
+            )
+        self.rows += 1
+        self.sheet.append([self._cell(value, column) for column, value in enumerate(cells, start=1)])
+
+    def _cell(self, value, column: int):
+        from openpyxl.cell import WriteOnlyCell
+        from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+
+        if value is None or isinstance(value, (bool, int, float)):
+            return value
+        text = value if isinstance(value, str) else str(value)
+        where = f"row {self.rows} of the sheet, column {column}"
+        if len(text) > self.CHARS:
+            raise OutputError(
+                f"{where} holds {len(text):,} characters, over the {self.CHARS:,} an Excel cell holds",
+                fix="Write .csv or .parquet instead (or keep fewer columns).",
+            )
+        if found := ILLEGAL_CHARACTERS_RE.search(text):
+            raise OutputError(
+                f"{where} holds a control character ({found.group()!r}) an Excel cell cannot hold",
+                fix="Write .csv or .parquet instead.",
+            )
+        cell = WriteOnlyCell(self.sheet, text)
+        cell.data_type = "s"  # (text: never run as a formula)
+        return cell
+
+    def close(self) -> None:
+        self.book.save(self.stream)
+
+    def discard(self) -> None:
+        """The rows begun let go (openpyxl's temporary file closed and removed)."""
+        with contextlib.suppress(Exception):
+            self.sheet.close()
+            self.sheet._writer.cleanup()
 
 
 def _parquet_schema(columns: tuple[str, ...]):

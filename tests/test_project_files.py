@@ -59,7 +59,7 @@ def test_the_labels_export_still_writes_beside_the_project(project, capsys):
 
 
 @pytest.mark.parametrize(
-    "name", ["labels.csv", "labels.csv.gz", "labels.jsonl.gz", "labels.parquet", "labels.jsonl"]
+    "name", ["labels.csv", "labels.csv.gz", "labels.jsonl.gz", "labels.parquet", "labels.jsonl", "labels.xlsx"]
 )
 def test_the_labels_export_is_written_in_the_format_its_name_says(project, capsys, name):
     status, _, _ = run(capsys, "labels", "-o", name)
@@ -69,6 +69,8 @@ def test_the_labels_export_is_written_in_the_format_its_name_says(project, capsy
     path = project / name
     if name.endswith(".parquet"):
         read = pd.read_parquet(path)
+    elif name.endswith(".xlsx"):
+        read = pd.read_excel(path, dtype=str, keep_default_na=False)
     elif ".csv" in name:
         read = pd.read_csv(path, dtype=str, keep_default_na=False)
         with gzip.open(path, "rt") if name.endswith(".gz") else open(path) as stream:
@@ -80,6 +82,6 @@ def test_the_labels_export_is_written_in_the_format_its_name_says(project, capsy
 
 
 def test_the_labels_export_refuses_a_name_of_no_format(project, capsys):
-    status, _, err = run(capsys, "labels", "-o", "labels.xlsx")
+    status, _, err = run(capsys, "labels", "-o", "labels.xls")
     assert status != 0 and "cannot tell which format to write" in err
-    assert not (project / "labels.xlsx").exists()
+    assert not (project / "labels.xls").exists()

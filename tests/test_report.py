@@ -75,7 +75,7 @@ def test_what_is_not_a_tagged_file_is_one_clear_error(capsys, tmp_path, monkeypa
     assert err.startswith("tagger: papers.csv: no 'source', 'position', 'id', 'area', 'confidence'")
     assert err.endswith("Give the output of tagger predict (with --keep for a column of labels).\n")
     assert run(capsys, "report", "missing.csv")[0] == 2
-    status, _, err = run(capsys, "report", "papers.xlsx")
+    status, _, err = run(capsys, "report", "papers.xls")
     assert status == 2 and "not a file tagger predict writes" in err
     status, _, err = run(capsys, "predict", *SEED_FILES, "-o", "tags.jsonl")
     status, _, err = run(capsys, "report", "tags.jsonl", "-o", "tags.jsonl")

@@ -9,6 +9,7 @@ from collections.abc import Collection, Iterator
 from typing import NamedTuple
 
 from ...errors import InputError
+from ...formulas import unguarded
 from ..abstracts import Columns
 from ..records import Record, field_names, header_problem, keeper_of, note_export_names
 from ..source import Source
@@ -146,7 +147,7 @@ def read_csv_records(source: Source, delimiter: str | None = None) -> Iterator[R
         if first is not None:
             yield first
         return
-    header = first.cells or []
+    header = _unguarded(first.cells or [])
     where = f"{source.name}:1"
     index_of = {name: i for i, name in reversed(list(enumerate(header)))}
     fields = field_names(header, columns)
@@ -156,11 +157,23 @@ def read_csv_records(source: Source, delimiter: str | None = None) -> Iterator[R
     note_export_names(fields, source.options, source.name)
     index = {role: index_of[name] for role, name in fields.items()}
     keeper = keeper_of(header, columns.keep)
+    guards = 0
     for row in rows:
         if isinstance(row, InputError):
             yield row
         elif row.cells is not None:
             where = f"{source.name}:{row.line}"
-            yield Record(
-                {role: row.cells[i] for role, i in index.items()}, row.line, where, keeper(row.cells)
-            )
+            cells = row.cells
+            if any(cell[:1] == "'" for cell in cells):  # (rare: a quick look first)
+                cells = _unguarded(cells)
+                guards += sum(map(str.__ne__, cells, row.cells))
+            yield Record({role: cells[i] for role, i in index.items()}, row.line, where, keeper(cells))
+    if guards:
+        source.report.notes.append(
+            f"{source.name}: {guards} cell(s) began with ' before = + - @ (a guard against spreadsheet "
+            "formulas, as tagger writes CSV): read without that '"
+        )
+
+
+def _unguarded(cells: list[str]) -> list[str]:
+    return [unguarded(cell) for cell in cells]
