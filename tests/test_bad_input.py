@@ -939,3 +939,53 @@ def test_bibtex_strings_that_double_each_other_are_bounded_as_they_expand(tmp_pa
     assert done.returncode == 0, done.stderr[-500:]
     read, first = done.stdout.splitlines()
     assert read == "['k2']" and "@string s22 expands to more than 5,000,000 characters" in first
+
+
+def test_a_huge_text_in_a_small_file_is_refused_before_it_is_held(tmp_path):
+    """An Atom entry's text is refused as it arrives, once past twice an abstract's limit (a
+    874 KB .atom.gz of 600 M characters took 1.8 GB to refuse, and the feed's text of every
+    entry was held to its end); a Parquet row group declaring more bytes than its rows can
+    hold within the limit is refused from its metadata, never decoded (1.2 G characters in a
+    110 KB file: 4.8 GB). python tests/benchmarks/bench_hostile_memory.py measures both."""
+    import gzip
+    import re
+    import tracemalloc
+
+    import pyarrow as pa
+    import pyarrow.parquet as parquet
+
+    from tagger.reading import ReadReport, read_abstracts
+    from tagger.text import MAX_ABSTRACT_CHARS
+
+    piece = "We train legged robots to walk. " * 2048
+    times = 2 * MAX_ABSTRACT_CHARS // len(piece) + 2
+    with gzip.open(tmp_path / "big.atom.gz", "wt") as out:
+        out.write('<feed xmlns="http://www.w3.org/2005/Atom"><entry><id>a1</id><summary>')
+        for _ in range(times):
+            out.write(piece)
+        out.write("</summary></entry><entry><id>a2</id><summary>Robots walk.</summary></entry>")
+        for i in range(300):  # (the text of every entry read is let go: not held to the feed's end)
+            out.write(f"<entry><id>b{i}</id><summary>{piece[:20_000]}</summary></entry>")
+        out.write("</feed>")
+    report = ReadReport()
+    tracemalloc.start()
+    read = list(read_abstracts([tmp_path / "big.atom.gz"], skip_bad=True, report=report))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert [a.id for a in read[:1]] == ["a2"] and len(read) == 301
+    [bad] = report.skipped
+    assert bad.startswith(f"{tmp_path / 'big.atom.gz'}:1: an entry of over 10,000,000 characters"), bad
+    assert peak < 12 * 2**20 + 2 * len(piece) * 10, peak  # (below the 10 M characters refused)
+    value = pa.array(["x" * (4 * MAX_ABSTRACT_CHARS + 100)], type=pa.large_string())
+    parquet.write_table(pa.table({"abstract": value}), tmp_path / "one.parquet", compression="zstd")
+    parquet.write_table(pa.table({"abstract": ["Robots walk."]}), tmp_path / "two.parquet")
+    report = ReadReport()
+    read = list(read_abstracts([tmp_path / "one.parquet", tmp_path / "two.parquet"], skip_bad=True, report=report))
+    assert [a.text for a in read] == ["Robots walk."] and (tmp_path / "one.parquet").stat().st_size < 2**20
+    [bad] = report.skipped
+    assert re.fullmatch(
+        re.escape(f"{tmp_path / 'one.parquet'}: rows 1 to 1 (a row group): column 'abstract' declares ")
+        + r"20,000,\d{3} bytes, more than 1 text\(s\) of at most 5,000,000 characters can hold: not read\. "
+        + re.escape("Leave out the value over the limit, or the rows, with --skip-bad."),
+        bad,
+    ), bad

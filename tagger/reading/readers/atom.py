@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...errors import InputError
+from ...text import MAX_ABSTRACT_CHARS
 from ..records import Record, first_line, reference_record
 from ..source import Source, Tally
 
@@ -16,6 +17,8 @@ _ATOM = "{http://www.w3.org/2005/Atom}"
 _ARXIV = "{http://arxiv.org/schemas/atom}"
 
 _ARXIV_ID = re.compile(r"https?://arxiv\.org/abs/(\S+)")  # an arXiv entry's <id>: its page
+
+MAX_ENTRY_CHARS = 2 * MAX_ABSTRACT_CHARS  # the text of an entry's fields held, at most
 
 _ATOM_FIELDS = {
     "id": "id",
@@ -115,6 +118,7 @@ class _AtomEntries:
         self._line = 0
         self._texts: list[list[str]] = []  # per open element, the text inside it so far
         self.ended = 0  # entries read whole
+        self._held, self._over = 0, False  # the text held of the entry; past the bound, none
         self._path: list[str] = []
 
     def start(self, tag: str, attributes: dict[str, str]) -> None:
@@ -128,15 +132,24 @@ class _AtomEntries:
             self._problem = self._problem or f"an <entry> inside this entry (line {inner})"
         elif tag == f"{_ATOM}entry" and len(self._path) == 2:
             self._entry, self._line, self._problem = {}, self.parser.CurrentLineNumber, ""
+            self._held, self._over = 0, False
         elif self._entry is not None and tag == f"{_ATOM}category" and "term" in attributes:
             self._entry.setdefault("categories", []).append(attributes["term"])
         elif self._entry is not None and tag == f"{_ARXIV}primary_category" and "term" in attributes:
             self._entry["primary_category"] = [attributes["term"]]
 
     def data(self, text: str) -> None:
-        if self._entry is not None:  # (text outside the entries is never used: never held)
+        if self._entry is None or self._over:  # (text outside the entries is never used: never held)
+            return
+        self._held += len(text)
+        if self._held > MAX_ENTRY_CHARS:  # (refused as it arrives: a feed of a gigabyte in one entry)
+            self._problem = f"an entry of over {MAX_ENTRY_CHARS:,} characters (an abstract is at most {MAX_ABSTRACT_CHARS:,})"
+            self._over = True
             for inside in self._texts:
-                inside.append(text)
+                inside.clear()
+            return
+        for inside in self._texts[2:]:  # (the fields of the entry, and what is inside them)
+            inside.append(text)
 
     def end(self, tag: str) -> None:
         self._path.pop()

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from ..._version import install_hint
 from ...errors import InputError
+from ...text import MAX_ABSTRACT_CHARS
 from ..abstracts import KEEP_ALL
 from ..files import display_name
 from ..records import Record, field_names, header_problem, kept_fields, note_export_names
@@ -50,6 +52,16 @@ def read_parquet_records(path: Path, options: ReadOptions, rows: list[int]) -> I
         if isinstance(batch, InputError):
             yield InputError(batch.what, where=name, fix=batch.fix)
             return
+        if isinstance(batch, _Oversized):  # (refused before it is decoded)
+            first, rows[0] = rows[0] + 1, rows[0] + batch.rows
+            yield InputError(
+                f"rows {first:,} to {rows[0]:,} (a row group): column {batch.column!r} declares "
+                f"{batch.size:,} bytes, more than {batch.rows:,} text(s) of at most "
+                f"{MAX_ABSTRACT_CHARS:,} characters can hold: not read",
+                where=name,
+                fix="Leave out the value over the limit, or the rows, with --skip-bad.",
+            )
+            continue
         options.report.bytes_read += batch.nbytes
         decoded = {column: _parquet_values(batch.column(column)) for column in read}
         values_of = {column: values for column, (values, _) in decoded.items()}
@@ -92,20 +104,48 @@ def _parquet_values(array) -> tuple[list, dict[int, int]]:
         return values, bad
 
 
+class _Oversized(NamedTuple):
+    """A row group whose declared size shows a value over the limit: never decoded."""
+
+    rows: int
+    column: str
+    size: int
+
+
+MAX_VALUE_BYTES = 4 * MAX_ABSTRACT_CHARS  # (UTF-8 takes at most four bytes a character)
+
+
+def _oversized(table, group: int, columns: list[str]) -> _Oversized | None:
+    """Whether a row group declares (its metadata, before anything is decoded) more bytes in
+    one of ``columns`` than its rows can hold within the limit: then one of its values is over
+    it (a 110 KB file declaring a value of a billion characters took 4.8 GB to refuse)."""
+    meta = table.metadata.row_group(group)
+    for j in range(meta.num_columns):
+        chunk = meta.column(j)
+        if chunk.path_in_schema in columns and chunk.total_uncompressed_size > meta.num_rows * (MAX_VALUE_BYTES + 16):
+            return _Oversized(meta.num_rows, chunk.path_in_schema, chunk.total_uncompressed_size)
+    return None
+
+
 def _batches(table, columns: list[str]):
-    """The record batches of a Parquet file; damaged data ends them with an error (its
-    message's first line, printable)."""
+    """The record batches of a Parquet file, a row group at a time (one whose declared size
+    shows a value over the limit: :class:`_Oversized`, not decoded); damaged data ends them
+    with an error (its message's first line, printable)."""
     import pyarrow
 
-    batches = table.iter_batches(columns=columns)
-    while True:
-        try:
-            batch = next(batches, None)
-        except (OSError, ValueError, pyarrow.ArrowException) as error:
-            first = str(error).strip().split("\n")[0]
-            reason = "".join(c if c.isprintable() else " " for c in first)[:200]
-            yield InputError(f"damaged Parquet data ({reason})", fix="Leave it out.")
-            return
-        if batch is None:
-            return
-        yield batch
+    for group in range(table.num_row_groups):
+        if oversized := _oversized(table, group, columns):
+            yield oversized
+            continue
+        batches = table.iter_batches(columns=columns, row_groups=[group])
+        while True:
+            try:
+                batch = next(batches, None)
+            except (OSError, ValueError, pyarrow.ArrowException) as error:
+                first = str(error).strip().split("\n")[0]
+                reason = "".join(c if c.isprintable() else " " for c in first)[:200]
+                yield InputError(f"damaged Parquet data ({reason})", fix="Leave it out.")
+                return
+            if batch is None:
+                break
+            yield batch
