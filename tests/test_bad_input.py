@@ -914,6 +914,28 @@ def test_an_atom_feed_declaring_an_encoding_the_parser_cannot_read_is_one_clear_
     assert error.value.where == "<stdin>:1"
 
 
+@given(
+    st.sampled_from(sorted(set(__import__("encodings.aliases").aliases.aliases.values())))
+    | st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_", min_size=1, max_size=12)
+)
+def test_an_atom_feed_declaring_any_encoding_is_read_or_one_clear_error(encoding):
+    """Whatever encoding a feed declares (every codec Python knows, and names it does not),
+    its entries are read, or it is one InputError at its first line: never another exception."""
+    from tagger.errors import InputError
+    from tagger.reading import read_abstracts
+
+    feed = (
+        f'<?xml version="1.0" encoding="{encoding}"?>\n<feed xmlns="http://www.w3.org/2005/Atom">'
+        "<entry><id>x</id><summary>We train robots.</summary></entry></feed>\n"
+    )
+    try:
+        read = list(read_abstracts(["-"], stdin=io.BufferedReader(io.BytesIO(feed.encode()))))
+    except InputError as error:
+        assert error.where == "<stdin>:1", error
+    else:
+        assert [a.text for a in read] == ["We train robots."]
+
+
 def test_bibtex_strings_that_double_each_other_are_bounded_as_they_expand(tmp_path):
     """@string s_i = s_{i-1} # s_{i-1}, 40 levels in a 2.9 KB file, grew to 22.5 GB: a value
     is refused once it passes an abstract's limit, as it expands (read under a 1 GB limit of
