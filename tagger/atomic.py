@@ -100,3 +100,10 @@ def _permissions(path: Path) -> int | None:
         return path.stat().st_mode & 0o7777
     except FileNotFoundError:
         return None
+
+
+def inside(path: str | os.PathLike, folders) -> tuple[Path, str] | None:
+    """The first of ``folders`` (each with what it holds: ``tagger.project.Project.own_folders``) that
+    ``path`` is, or is inside, links resolved: the one rule of where nothing may be written."""
+    real = Path(os.path.realpath(path))
+    return next(((Path(f), holds) for f, holds in folders if real.is_relative_to(os.path.realpath(f))), None)

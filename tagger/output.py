@@ -22,7 +22,7 @@ from typing import IO, Any, cast
 
 import numpy as np
 
-from .atomic import atomic_write
+from .atomic import atomic_write, inside
 from .errors import OutputError
 from .formats import BY_NAME, GZIP, TAGS, list_of, split_name
 from .formulas import guarded, guarded_column
@@ -586,24 +586,23 @@ def _checked_target(path: Path, inputs: Iterable[str | os.PathLike], protected: 
             fix="Create it, or choose another --output.",
         )
     for given in map(Path, inputs):
-        inside = given.is_dir() and target.is_relative_to(os.path.realpath(given)) and format_of(target)
-        if inside and not target.is_file():
+        within = given.is_dir() and target.is_relative_to(os.path.realpath(given)) and format_of(target)
+        if within and not target.is_file():
             raise OutputError(
                 f"is inside an input folder ({given}): the tags would be read as abstracts next time",
                 where=shown,
                 fix="Choose an --output outside it.",
             )
-        if target.is_file() and (inside or (given.is_file() and os.path.samefile(given, target))):
+        if target.is_file() and (within or (given.is_file() and os.path.samefile(given, target))):
             raise OutputError(
                 f"is an input ({given}): writing the tags there would replace the abstracts",
                 where=shown,
                 fix="Choose another --output.",
             )
-    for folder, holds in protected:
-        if target.is_relative_to(os.path.realpath(folder)):
-            raise OutputError(
-                f"is inside this project's {Path(folder).name}/ ({holds}): an output there may replace them",
-                where=shown,
-                fix=f"Choose another --output, outside {Path(folder).name}/.",
-            )
+    if found := inside(target, protected):
+        raise OutputError(
+            f"is inside this project's {found[0].name}/ ({found[1]}): an output there may replace them",
+            where=shown,
+            fix=f"Choose another --output, outside {found[0].name}/.",
+        )
     return target

@@ -15,6 +15,7 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .atomic import inside
 from .errors import LabelError, UsageError
 from .labels import AREAS_FILE
 from .labelstore import LABEL_COLUMNS, LABELS_FILE, NONE
@@ -67,6 +68,12 @@ def init(folder: str | os.PathLike = ".", empty: bool = False) -> list[Path]:
     folder first and moved into place by renames, so that a full disk or an interruption
     leaves no half project. Returns what it made."""
     folder = Path(folder)
+    if found := inside(folder, Project().own_folders()):  # (the project of the folder run in)
+        raise UsageError(
+            f"{folder} is inside this project's {found[0].name}/ ({found[1]}): a project made there "
+            "would be read with them",
+            fix=f"Run 'tagger init' in a folder outside {found[0].name}/.",
+        )
     labels, seeds = folder / "labels", folder / "seeds"
     existing = [path for path in (labels / AREAS_FILE, labels / LABELS_FILE) if os.path.lexists(path)]
     if existing:
@@ -206,14 +213,14 @@ class Project:
         from .errors import OutputError
 
         path = Path(self.save_to)
-        for folder, holds in self._label_folders():
-            if Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder)):
-                raise OutputError(
-                    f"is inside this project's {folder.name}/ ({holds}): a model there would be read "
-                    "with them next time",
-                    where=self.save_to,
-                    fix=f"Choose another --model, outside {folder.name}/ (models/ by default).",
-                )
+        if found := inside(path, self._label_folders()):
+            folder, holds = found
+            raise OutputError(
+                f"is inside this project's {folder.name}/ ({holds}): a model there would be read "
+                "with them next time",
+                where=self.save_to,
+                fix=f"Choose another --model, outside {folder.name}/ (models/ by default).",
+            )
         existing = path if path.exists() else next((p for p in path.parents if p.exists()), Path("."))
         if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
             place = "there" if existing == path else f"in {existing}"

@@ -85,3 +85,14 @@ def test_the_labels_export_refuses_a_name_of_no_format(project, capsys):
     status, _, err = run(capsys, "labels", "-o", "labels.xls")
     assert status != 0 and "cannot tell which format to write" in err
     assert not (project / "labels.xls").exists()
+
+
+@pytest.mark.parametrize("folder", ["seeds/p", "labels", "labels/team", "seeds"])
+def test_init_never_makes_a_project_inside_the_project_s_own_folders(project, capsys, folder):
+    """``tagger init seeds/p`` wrote a project's labels into seeds/, after which every command
+    failed (``seeds/p/labels/areas.csv:1: no 'abstract' column``)."""
+    before = _snapshot(project)
+    status, _, err = run(capsys, "init", folder)
+    assert status == 1 and f"tagger: {folder} is inside this project's {folder.split('/')[0]}/ (" in err
+    assert "Run 'tagger init' in a folder outside" in err and _snapshot(project) == before
+    assert run(capsys, "init", "elsewhere")[0] == 0  # (beside the project: a project of its own)
