@@ -349,7 +349,9 @@ def parser() -> argparse.ArgumentParser:
     report = commands.add_parser(
         "report", help="an overview of a tagged file as one HTML page (areas, confidence, what to look at)"
     )
-    report.add_argument("tags", metavar="TAGS", help="the output of tagger predict (.csv, .jsonl, .parquet, .xlsx)")
+    report.add_argument(
+        "tags", metavar="TAGS", help="the output of tagger predict (.csv, .jsonl, .parquet, .xlsx)"
+    )
     report.add_argument(
         "-o", "--output", metavar="FILE", default="report.html", help="where (default report.html)"
     )

@@ -82,14 +82,18 @@ def _project(args: argparse.Namespace):
         abstracts=(abstracts,) if isinstance(abstracts, str) else tuple(abstracts),
         model_dir=getattr(args, "model", None),
         data=data,
-        columns=reading.Columns.given(args.column, args.title_column, area=args.label_column, sheet=args.sheet)
+        columns=reading.Columns.given(
+            args.column, args.title_column, area=args.label_column, sheet=args.sheet
+        )
         if data
         else reading.Columns(),
     )
 
 
 def _read_options(args: argparse.Namespace, report: reading.ReadReport, keep: tuple[str, ...] = ()) -> dict:
-    columns = reading.Columns.given(args.column, args.title_column, args.id_column, keep=keep, sheet=args.sheet)
+    columns = reading.Columns.given(
+        args.column, args.title_column, args.id_column, keep=keep, sheet=args.sheet
+    )
     return {
         "input_format": args.input_format,
         "encoding": args.encoding,

@@ -10,10 +10,10 @@ import datetime
 import html
 import logging
 import zlib
-from itertools import islice
 from collections import Counter
 from collections.abc import Container
 from dataclasses import dataclass
+from itertools import islice
 
 import numpy as np
 
@@ -264,7 +264,9 @@ def _xlsx_chunks(path: str, rows: int):
         width, none = len(header), True
         while chunk := [[_cell_text(value) for value in row[:width]] for row in islice(cells, rows)]:
             none = False
-            yield pd.DataFrame([row + [""] * (width - len(row)) for row in chunk], columns=header, dtype=object)
+            yield pd.DataFrame(
+                [row + [""] * (width - len(row)) for row in chunk], columns=header, dtype=object
+            )
         if none:
             yield pd.DataFrame(columns=header, dtype=object)
     finally:

@@ -94,7 +94,6 @@ def test_an_empty_abstract_has_no_area_in_python_as_in_a_frame_and_is_left_out_o
     import math
 
     import pandas as pd
-
     from conftest import run
 
     import tagger
@@ -268,7 +267,13 @@ def test_train_from_a_script_without_a_main_guard_just_works(tmp_path, where):
 
 @pytest.mark.parametrize(
     ("bad", "kind"),
-    [(None, TypeError), (3.5, TypeError), ([1], TypeError), ("x" * 5_000_001, ValueError), (["\ud800"], ValueError)],
+    [
+        (None, TypeError),
+        (3.5, TypeError),
+        ([1], TypeError),
+        ("x" * 5_000_001, ValueError),
+        (["\ud800"], ValueError),
+    ],
 )
 def test_predict_s_bad_arguments_are_the_errors_python_code_expects(bad, kind):
     """A bad type is a TypeError, a bad value a ValueError, each a TaggerError too."""

@@ -1002,7 +1002,9 @@ def test_a_huge_text_in_a_small_file_is_refused_before_it_is_held(tmp_path):
     parquet.write_table(pa.table({"abstract": value}), tmp_path / "one.parquet", compression="zstd")
     parquet.write_table(pa.table({"abstract": ["Robots walk."]}), tmp_path / "two.parquet")
     report = ReadReport()
-    read = list(read_abstracts([tmp_path / "one.parquet", tmp_path / "two.parquet"], skip_bad=True, report=report))
+    read = list(
+        read_abstracts([tmp_path / "one.parquet", tmp_path / "two.parquet"], skip_bad=True, report=report)
+    )
     assert [a.text for a in read] == ["Robots walk."] and (tmp_path / "one.parquet").stat().st_size < 2**20
     [bad] = report.skipped
     assert re.fullmatch(

@@ -196,7 +196,9 @@ def test_a_damaged_workbook_is_one_clear_error_and_other_sheets_are_noted(capsys
     report = ReadReport()
     [abstract] = read_abstracts([tmp_path / "two.xlsx"], report=report)
     assert abstract.id == "12" and abstract.line == 2
-    assert report.notes == [f"{tmp_path / 'two.xlsx'}: read its sheet 'papers' only (not 'notes'; --sheet names another)"]
+    assert report.notes == [
+        f"{tmp_path / 'two.xlsx'}: read its sheet 'papers' only (not 'notes'; --sheet names another)"
+    ]
     pd.DataFrame({"Summary": ["x"]}).to_excel(tmp_path / "none.xlsx", index=False)
     status, _, err = run(capsys, "predict", tmp_path / "none.xlsx")
     assert status == 2 and "none.xlsx:1: no 'abstract' column (columns: 'Summary')" in err
@@ -204,12 +206,13 @@ def test_a_damaged_workbook_is_one_clear_error_and_other_sheets_are_noted(capsys
 
 def test_a_workbook_s_data_on_another_sheet_is_named_and_read_with_sheet(capsys, tmp_path):
     import pandas as pd
-
     from conftest import run
 
     book = tmp_path / "book.xlsx"
     with pd.ExcelWriter(book) as writer:
-        pd.DataFrame({"About": ["This workbook lists papers."]}).to_excel(writer, sheet_name="Read me", index=False)
+        pd.DataFrame({"About": ["This workbook lists papers."]}).to_excel(
+            writer, sheet_name="Read me", index=False
+        )
         pd.DataFrame({"Abstract": ["We train legged robots to walk."], "id": ["p1"]}).to_excel(
             writer, sheet_name="Papers", index=False
         )

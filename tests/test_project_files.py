@@ -59,7 +59,8 @@ def test_the_labels_export_still_writes_beside_the_project(project, capsys):
 
 
 @pytest.mark.parametrize(
-    "name", ["labels.csv", "labels.csv.gz", "labels.jsonl.gz", "labels.parquet", "labels.jsonl", "labels.xlsx"]
+    "name",
+    ["labels.csv", "labels.csv.gz", "labels.jsonl.gz", "labels.parquet", "labels.jsonl", "labels.xlsx"],
 )
 def test_the_labels_export_is_written_in_the_format_its_name_says(project, capsys, name):
     status, _, _ = run(capsys, "labels", "-o", name)

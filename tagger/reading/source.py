@@ -42,7 +42,9 @@ class Tally:
 
     @property
     def count(self) -> int:
-        return self._count + (0 if self._carry is None else sum(1 for _ in self.pattern.finditer(self._carry)))
+        return self._count + (
+            0 if self._carry is None else sum(1 for _ in self.pattern.finditer(self._carry))
+        )
 
 
 csv.field_size_limit(MAX_LINE_BYTES)  # a quoted field over many lines is bounded too (set once)

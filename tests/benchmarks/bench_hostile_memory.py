@@ -37,7 +37,9 @@ def write_files(folder: Path, chars: int) -> list[Path]:
         out.write(ATOM + "<title>")
         for _ in range(times):
             out.write(piece)
-        out.write(piece[:rest] + "</title><entry><id>a1</id><summary>Robots walk.</summary></entry>\n</feed>\n")
+        out.write(
+            piece[:rest] + "</title><entry><id>a1</id><summary>Robots walk.</summary></entry>\n</feed>\n"
+        )
     import pyarrow as pa
     import pyarrow.parquet as parquet
 
@@ -49,7 +51,9 @@ def write_files(folder: Path, chars: int) -> list[Path]:
     lines.append("@article{k1, title = {Doubled}, abstract = s40}")
     lines.append("@article{k2, title = {Fine}, abstract = {We study jailbreaks of language models.}}")
     (folder / "doubling.bib").write_text("\n".join(lines) + "\n")
-    return [folder / name for name in ("summary.atom.gz", "outside.atom.gz", "one-row.parquet", "doubling.bib")]
+    return [
+        folder / name for name in ("summary.atom.gz", "outside.atom.gz", "one-row.parquet", "doubling.bib")
+    ]
 
 
 def peak_of(path: Path, limit_mb: int) -> tuple[int, int, str]:
@@ -70,7 +74,16 @@ def run_one(path: Path, limit_mb: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit_mb * 2**20, limit_mb * 2**20))
 
     done = subprocess.run(
-        [sys.executable, "-m", "tagger", "predict", str(path), "--skip-bad", "-o", str(path.parent / "t.csv")],
+        [
+            sys.executable,
+            "-m",
+            "tagger",
+            "predict",
+            str(path),
+            "--skip-bad",
+            "-o",
+            str(path.parent / "t.csv"),
+        ],
         capture_output=True,
         text=True,
         preexec_fn=limited,
@@ -93,7 +106,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         for path in write_files(Path(folder), args.chars):
             status, peak, said = peak_of(path, args.limit_mb)
-            print(f"{path.name:18} {path.stat().st_size / 1024:10,.0f} KB  exit {status}  peak {peak:,} MB  {said}")
+            print(
+                f"{path.name:18} {path.stat().st_size / 1024:10,.0f} KB  exit {status}  peak {peak:,} MB  {said}"
+            )
 
 
 if __name__ == "__main__":

@@ -66,7 +66,9 @@ def read_atom_records(source: Source) -> Iterator[Record | InputError]:
             line, fix = error.position[0], "Fetch or save the feed again (cut short?)."
             total = tags.feed(iter(lambda: raw.read(2**16), b"")).count
             unread = total - entries.ended
-            rest = f"; the rest of the feed is not read: {unread} of its {total} entries" if unread > 0 else ""
+            rest = (
+                f"; the rest of the feed is not read: {unread} of its {total} entries" if unread > 0 else ""
+            )
             what = f"not well-formed XML ({first_line(error)}){rest}"
             yield InputError(what, where=f"{source.name}:{line}", fix=fix)
             return
@@ -143,7 +145,10 @@ class _AtomEntries:
             return
         self._held += len(text)
         if self._held > MAX_ENTRY_CHARS:  # (refused as it arrives: a feed of a gigabyte in one entry)
-            self._problem = f"an entry of over {MAX_ENTRY_CHARS:,} characters (an abstract is at most {MAX_ABSTRACT_CHARS:,})"
+            self._problem = (
+                f"an entry of over {MAX_ENTRY_CHARS:,} characters "
+                f"(an abstract is at most {MAX_ABSTRACT_CHARS:,})"
+            )
             self._over = True
             for inside in self._texts:
                 inside.clear()

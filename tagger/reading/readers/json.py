@@ -303,7 +303,10 @@ def _json_values(source: Source) -> Iterator[tuple[object, str, int, str] | Inpu
                 continue
             line = at_line + buffer.count("\n", at, error.pos)
             unread = Tally(_key_pattern(source.options.columns)).feed(chain([buffer[at:]], pieces)).count
-            rest = f"; the rest of the array is not read: {unread} record(s) from here on, by their abstract's key"
+            rest = (
+                f"; the rest of the array is not read: {unread} record(s) from here on, "
+                "by their abstract's key"
+            )
             yield (
                 InputError(
                     f"not valid JSON ({error.msg}){rest if unread else ''}",

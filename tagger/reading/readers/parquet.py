@@ -122,7 +122,9 @@ def _oversized(table, group: int, columns: list[str]) -> _Oversized | None:
     meta = table.metadata.row_group(group)
     for j in range(meta.num_columns):
         chunk = meta.column(j)
-        if chunk.path_in_schema in columns and chunk.total_uncompressed_size > meta.num_rows * (MAX_VALUE_BYTES + 16):
+        if chunk.path_in_schema in columns and chunk.total_uncompressed_size > meta.num_rows * (
+            MAX_VALUE_BYTES + 16
+        ):
             return _Oversized(meta.num_rows, chunk.path_in_schema, chunk.total_uncompressed_size)
     return None
 

@@ -52,12 +52,16 @@ def _sheet_records(
     sheets, wanted = workbook.sheetnames, options.columns.sheet
     listed = ", ".join(map(repr, sheets))
     if wanted is not None and wanted not in sheets:
-        yield InputError(f"no sheet {wanted!r} (its sheets: {listed})", where=name, fix="Name one of them with --sheet.")
+        yield InputError(
+            f"no sheet {wanted!r} (its sheets: {listed})", where=name, fix="Name one of them with --sheet."
+        )
         return
     sheet = sheets[0] if wanted is None else wanted
     if len(sheets) > 1:
         others = ", ".join(repr(s) for s in sheets if s != sheet)
-        options.report.notes.append(f"{name}: read its sheet {sheet!r} only (not {others}; --sheet names another)")
+        options.report.notes.append(
+            f"{name}: read its sheet {sheet!r} only (not {others}; --sheet names another)"
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cells = workbook[sheet].iter_rows(values_only=True)
