@@ -250,14 +250,10 @@ def load_areas(path: str | os.PathLike) -> tuple[Area, ...]:
 
 def load_labels(path: str | os.PathLike, areas: Sequence[Area]) -> list[Label]:
     """The hand labels of ``labels.csv``, checked against ``areas`` (or :data:`NONE`: the
-    abstract fits no area); one label per abstract: a review's final label where there is one
-    (the latest), else the annotators' label when they agree (an abstract they labelled
-    differently is left out, with a warning that counts them)."""
+    abstract fits no area); one label per abstract, by :func:`settle`."""
     slugs = {area.slug for area in areas} | {NONE}
-    labels: dict[str, Label] = {}
-    annotators: dict[str, str] = {}  # of each label kept
-    disagreed: set[str] = set()  # abstracts two annotators labelled differently
-    finals: dict[str, Label] = {}  # a review's final label of an abstract
+    labels: list[Label] = []
+    annotators, roles = [], []
     for where, row in _rows(Path(path), LABEL_COLUMNS[:2], optional=LABEL_COLUMNS[3:]):
         abstract_id, area = row["abstract_id"], row["area"]
         if not abstract_id:
@@ -268,24 +264,12 @@ def load_labels(path: str | os.PathLike, areas: Sequence[Area]) -> list[Label]:
                 where=where,
                 fix=f"Use one of: {', '.join(sorted(slugs - {NONE}))}, or {NONE} (fits no area).",
             )
-        if row.get(ROLE) == REVIEW:
-            finals[abstract_id] = Label(abstract_id, area, row.get("title", ""), where)
-            continue
-        earlier, annotator = labels.get(abstract_id), row.get("annotator", "")
-        if earlier and earlier.area != area and annotator and annotators[abstract_id] not in ("", annotator):
-            disagreed.add(abstract_id)
-            continue
-        if earlier and earlier.area != area:
-            raise LabelError(
-                f"abstract {abstract_id} is labelled {earlier.area!r} at {earlier.where} and {area!r} here",
-                where=where,
-                fix="Keep the one row you mean.",
-            )
-        labels[abstract_id] = Label(abstract_id, area, row.get("title", ""), where)
-        annotators[abstract_id] = annotator
-    _warn_unsettled(len(disagreed - finals.keys()))
-    kept = [finals.pop(i, label) for i, label in labels.items() if i not in disagreed or i in finals]
-    return kept + list(finals.values())
+        labels.append(Label(abstract_id, area, row.get("title", ""), where))
+        annotators.append(row.get("annotator", ""))
+        roles.append(row.get(ROLE, ""))
+    ids, areas_given = [label.abstract_id for label in labels], [label.area for label in labels]
+    kept = settle(ids, areas_given, annotators, roles, [label.where for label in labels])
+    return [labels[i] for i in kept]
 
 
 def _warn_unsettled(disagreed: int) -> None:
@@ -486,10 +470,8 @@ def labelled_set(
     the areas are the distinct labels (sorted, or in ``order``). Refused: areas whose names
     differ only in case or spacing (``Clinical`` and ``clinical``), one text labelled with two
     areas, and a label that is no area name (see :func:`area_names`; ``wheres`` names each row
-    in the messages). With ``annotators`` (who gave each label, as ``tagger labels`` exports
-    them), a text several annotators labelled alike is one label, and one they labelled
-    differently is left out, with a warning that counts them, unless a review gave it a final
-    label (``roles``: :data:`~tagger.labelstore.REVIEW` for those), as the project's labels are."""
+    in the messages). One label a text, by :func:`settle` (``annotators``: who gave each label, and
+    ``roles``, as ``tagger labels`` exports them), as the project's labels are."""
     if len(documents) != len(areas):
         raise LabelError(
             f"{len(documents)} abstracts but {len(areas)} areas", where=origin, fix="Give one area each."
@@ -497,13 +479,10 @@ def labelled_set(
     wheres = wheres or [f"{origin}, row {i + 1}" for i in range(len(documents))]
     areas = area_names(areas, wheres)
     ids = tuple(ids) if ids is not None else tuple(abstract_id(text) for text in documents)
-    if annotators is not None:
-        keep = _settled(ids, areas, annotators, roles or [""] * len(ids))
-        documents, areas, ids, wheres = (
-            [values[i] for i in keep] for values in (documents, areas, ids, wheres)
-        )
+    nobody = [""] * len(ids)
+    keep = settle(ids, areas, annotators or nobody, roles or nobody, wheres)
+    documents, areas, ids = ([values[i] for i in keep] for values in (documents, areas, ids))
     _refuse_areas_alike(areas, origin)
-    _refuse_two_areas_of_one_text(ids, areas, wheres)
     trained = [i for i, area in enumerate(areas) if area != NONE]  # NONE: it fits no area
     no_area = tuple(text for text, area in zip(documents, areas) if area == NONE)
     no_area_ids = tuple(id_ for id_, area in zip(ids, areas) if area == NONE)
@@ -540,45 +519,42 @@ def _refuse_areas_alike(areas: Sequence[str], origin: str) -> None:
             )
 
 
-def settled(ids: Sequence[str], areas: Sequence[str], rows: Sequence[Mapping[str, str]]) -> list[int]:
-    """:func:`_settled` of labels as ``tagger labels`` gives them (``rows``: each with its
-    annotator and role): the rows that are their abstract's final label."""
-    return _settled(ids, areas, [r.get("annotator", "") for r in rows], [r.get(ROLE, "") for r in rows])
-
-
-def _settled(
-    ids: Sequence[str], areas: Sequence[str], annotators: Sequence[str], roles: Sequence[str]
+def settle(
+    keys: Sequence[str],
+    areas: Sequence[str],
+    annotators: Sequence[str],
+    roles: Sequence[str],
+    wheres: Sequence[str],
 ) -> list[int]:
-    """The rows to train on when each label has its annotator: a text's final label where a
-    review gave one (its latest), else one row of a text that annotators labelled alike, none
-    of one that two named annotators labelled differently (counted in a warning); a text one
-    annotator labelled twice is left to the usual refusal."""
+    """The one rule of which label of an abstract counts (training from a project or from a
+    labelled file, and the export's final column): of the rows of each abstract (``keys``),
+    a review's final label (:data:`~tagger.labelstore.REVIEW` in ``roles``; the latest);
+    else each annotator's latest answer, the rows naming no annotator counting as one answer
+    (two areas among them are refused: nobody can tell which is meant); if those answers
+    agree, one label, else none (two annotators disagree: counted in a warning until a review
+    settles it). Returns the indices of the rows kept, one an abstract, in order."""
     rows: dict[str, list[int]] = {}
-    for i, id_ in enumerate(ids):
-        rows.setdefault(id_, []).append(i)
-    keep, disagreed = [], 0
+    for i, key in enumerate(keys):
+        rows.setdefault(key, []).append(i)
+    keep, disputed = [], 0
     for indices in rows.values():
         if final := [i for i in indices if roles[i] == REVIEW]:
             keep.append(final[-1])
             continue
-        named = {annotators[i] for i in indices if annotators[i]}
-        if len({areas[i] for i in indices}) == 1 and len(named) > 1:
-            keep.append(indices[0])  # labelled alike by several: one label
-        elif len({areas[i] for i in indices}) > 1 and len(named) > 1:
-            disagreed += 1  # labelled differently by two annotators: not settled
+        answers: dict[str, int] = {}  # annotator -> their latest row ("": the first of nobody's)
+        for i in indices:
+            j = answers.setdefault(annotators[i], i)
+            if annotators[i]:
+                answers[annotators[i]] = i
+            elif areas[j] != areas[i]:
+                raise LabelError(
+                    f"this abstract is labelled {areas[j]!r} at {wheres[j]} and {areas[i]!r} here",
+                    where=wheres[i],
+                    fix="Keep the one row you mean.",
+                )
+        if len({areas[i] for i in answers.values()}) == 1:
+            keep.append(min(answers.values()))
         else:
-            keep += indices
-    _warn_unsettled(disagreed)
+            disputed += 1
+    _warn_unsettled(disputed)
     return sorted(keep)
-
-
-def _refuse_two_areas_of_one_text(ids: Sequence[str], areas: Sequence[str], wheres: Sequence[str]) -> None:
-    first: dict[str, int] = {}
-    for i, id_ in enumerate(ids):
-        j = first.setdefault(id_, i)
-        if areas[j] != areas[i]:
-            raise LabelError(
-                f"this abstract is labelled {areas[j]!r} at {wheres[j]} and {areas[i]!r} here",
-                where=wheres[i],
-                fix="Keep the one row you mean.",
-            )

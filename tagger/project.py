@@ -253,8 +253,8 @@ class Project:
         area, annotator, labelled_at, topic, role, whether it is the abstract's ``final``
         label (the one training uses), and the abstract's title, text and file (empty where
         the text is not among the abstracts)."""
-        from .labels import settled
-        from .labelstore import ProjectLabels
+        from .labels import settle
+        from .labelstore import ROLE, ProjectLabels
         from .reading import Abstract, read_abstracts
 
         if not (Path(self.labels) / LABELS_FILE).is_file():
@@ -268,7 +268,12 @@ class Project:
             texts.setdefault(abstract.digest, abstract)
         rows = []
         labels = ProjectLabels(self.labels, self.abstracts[0]).rows()
-        final = set(settled([r["abstract_id"] for r in labels], [r["area"] for r in labels], labels))
+        final = set(
+            settle(
+                *([r[name] for r in labels] for name in ("abstract_id", "area", "annotator", ROLE)),
+                [f"{Path(self.labels) / LABELS_FILE}, label {k + 1}" for k in range(len(labels))],
+            )
+        )
         for k, row in enumerate(labels):
             found = texts.get(row["abstract_id"])
             rows.append(

@@ -114,7 +114,7 @@ def test_bad_taxonomies_are_named_by_file_and_line(tmp_path, rows, message):
         ([["id1", "c", ""]], r"labels.csv:2: unknown area 'c'. Use one of: a, b."),
         (
             [["id1", "a", ""], ["id1", "b", ""]],
-            r"labels.csv:3: abstract id1 is labelled 'a' at .*:2 and 'b' here",
+            r"labels.csv:3: this abstract is labelled 'a' at .*:2 and 'b' here",
         ),
         ([["", "a", ""]], r"labels.csv:2: empty abstract_id"),
     ],
@@ -259,3 +259,76 @@ def test_a_labels_file_with_a_column_twice_is_refused_not_read_one_way(tmp_path,
     with pytest.raises(LabelError, match=rf"2 columns named '{column.lower()}' .*not told apart") as error:
         load_labels(tmp_path / "labels.csv", areas)
     assert error.value.where.endswith("labels.csv:1")
+
+
+def _project_of(tmp_path, texts, rows):
+    """A project of two areas whose labels.csv holds ``rows`` (abstract index, annotator,
+    role, area) over ``texts`` in seeds/."""
+    from tagger.labelstore import LABEL_COLUMNS
+
+    (tmp_path / "labels").mkdir()
+    (tmp_path / "seeds").mkdir()
+    (tmp_path / "seeds" / "texts.jsonl").write_text(
+        "".join(json.dumps({"abstract": t}) + "\n" for t in texts)
+    )
+    areas = "slug,name,description,keywords\na,Alpha,first area,\nb,Beta,second area,\n"
+    (tmp_path / "labels" / "areas.csv").write_text(areas)
+    with open(tmp_path / "labels" / "labels.csv", "w", newline="") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(LABEL_COLUMNS)
+        for k, annotator, role, area in rows:
+            writer.writerow([abstract_id(texts[k]), area, "", annotator, "2026-01-01T00:00:00Z", "", role])
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [(0, "ana", "", "a"), (0, "ben", "", "b"), (0, "ana", "", "b")],  # ana changed her mind: they agree
+        [(0, "ana", "", "a"), (0, "ben", "", "b")],  # disputed: left out, with a warning
+        [(0, "ana", "", "a"), (0, "ben", "", "b"), (0, "rev", "review", "b")],  # a review settles it
+        [(0, "ana", "", "b"), (0, "ben", "", "b")],  # alike: one label
+    ],
+)
+def test_the_same_label_rows_give_one_training_set_through_the_project_and_its_export(tmp_path, rows):
+    """Which label of an abstract counts is one rule: the project's labels.csv refused ana's
+    changed answer beside ben's, while the same rows exported and read by train --data were a
+    disagreement, left out."""
+    import warnings
+
+    from tagger.project import Project
+
+    texts = [f"Abstract number {i} about a topic of its own." for i in range(6)]
+    rest = [(k, "ana", "", "ab"[k % 2]) for k in range(1, 6)]
+    _project_of(tmp_path, texts, rows + rest)
+    project = Project(labels=tmp_path / "labels", abstracts=[tmp_path / "seeds"])
+    export = tmp_path / "export.csv"
+    with open(export, "w", newline="") as stream:
+        exported = project.label_rows()
+        writer = csv.DictWriter(stream, fieldnames=list(exported[0]))
+        writer.writeheader()
+        writer.writerows(exported)
+    with warnings.catch_warnings(record=True) as said_project:
+        warnings.simplefilter("always")
+        own = load_training_set(tmp_path / "labels", [tmp_path / "seeds"])
+    with warnings.catch_warnings(record=True) as said_export:
+        warnings.simplefilter("always")
+        data = read_labelled_file(export)
+    assert sorted(zip(own.ids, own.labels)) == sorted(zip(data.ids, data.labels))
+    assert [str(w.message) for w in said_project] == [str(w.message) for w in said_export]
+    disputed = {(0, "ana", "", "a"), (0, "ben", "", "b")} == set(rows)
+    assert (abstract_id(texts[0]) in own.ids) is not disputed
+
+
+def test_a_text_labelled_twice_alike_in_a_users_file_is_one_label(tmp_path):
+    """30 abstracts with 10 of them twice trained on 40 labels: one text on both sides of a fold."""
+    texts = [
+        f"Abstract {i}: {'quarks and gluons' if i % 2 else 'cells and proteins'} of kind {i}."
+        for i in range(30)
+    ]
+    rows = [(("physics" if i % 2 else "biology"), texts[i]) for i in [*range(30), *range(10)]]
+    path = tmp_path / "mine.csv"
+    with open(path, "w", newline="") as stream:
+        csv.writer(stream).writerows([("area", "abstract"), *rows])
+    training = read_labelled_file(path)
+    assert len(training.texts) == 30 and len(set(training.ids)) == 30
+    assert Counter(training.labels) == {"physics": 15, "biology": 15}
