@@ -268,12 +268,9 @@ class Project:
             texts.setdefault(abstract.digest, abstract)
         rows = []
         labels = ProjectLabels(self.labels, self.abstracts[0]).rows()
-        final = set(
-            settle(
-                *([r[name] for r in labels] for name in ("abstract_id", "area", "annotator", ROLE)),
-                [f"{Path(self.labels) / LABELS_FILE}, label {k + 1}" for k in range(len(labels))],
-            )
-        )
+        column = {name: [r[name] for r in labels] for name in ("abstract_id", "area", "annotator", ROLE)}
+        wheres = [f"{Path(self.labels) / LABELS_FILE}, label {k + 1}" for k in range(len(labels))]
+        final = set(settle(column["abstract_id"], column["area"], column["annotator"], column[ROLE], wheres))
         for k, row in enumerate(labels):
             found = texts.get(row["abstract_id"])
             rows.append(
