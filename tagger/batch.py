@@ -3,10 +3,7 @@ chunk at a time, so that input of any size streams through in constant memory.
 
 With ``jobs`` above 1, ``jobs - 1`` worker processes tag chunks while this process reads
 the input, writes the output, and tags a chunk itself whenever the next result is not ready
-yet, so every core stays busy without a process to spare. A large JSON-lines file comes in
-pieces (``tagger.reading.read_pieces``): a worker reads a piece (parses, cleans, makes ids)
-as well as tagging it, so that this process only cuts the file at line ends and writes; a
-piece's abstracts come back without their text, which the output does not hold. The pool starts only when the
+yet, so every core stays busy without a process to spare. The pool starts only when the
 input holds more than two chunks, so a small run never pays for it. Workers are forked where
 that is safe (Linux, no other thread running: the command line), holding the model and every
 import from the start; elsewhere they come from a fork server (or are spawned) and receive the
@@ -30,8 +27,7 @@ import numpy as np
 from .errors import InputError, WorkerError
 from .model import Model
 from .prediction import Prediction, predictions
-from .reading import Abstract, FileEnd, PieceTask
-from .reading.pieces import Piece, read_piece
+from .reading import Abstract
 from .workers import Pool, Worker, can_fork
 
 CHUNK_SIZE = 500
@@ -45,15 +41,14 @@ def pool_running() -> bool:
 
 
 def tag_blocks(
-    abstracts: Iterable[Abstract | PieceTask | FileEnd],
+    abstracts: Iterable[Abstract],
     model: Model,
     *,
     jobs: int = 1,
     chunk_size: int = CHUNK_SIZE,
 ) -> Generator[tuple[list[Abstract], np.ndarray], None, None]:
     """(chunk of abstracts, their calibrated probabilities), chunk after chunk, in input
-    order, on ``jobs`` processes. ``abstracts`` may hold pieces of files, read where they are
-    tagged (``tagger.reading.read_pieces``: their abstracts come without their text)."""
+    order, on ``jobs`` processes."""
     units = _units(abstracts, chunk_size)
     first = list(itertools.islice(units, 3))
     units = itertools.chain(first, units)
@@ -72,25 +67,19 @@ class _Stop:
     error: InputError
 
 
-Unit = list[Abstract] | PieceTask | FileEnd | _Stop  # what a process is handed at once
+Unit = list[Abstract] | _Stop  # what a process is handed at once
 
 
-def _units(items: Iterable[Abstract | PieceTask | FileEnd], size: int) -> Iterator[Unit]:
-    """Abstracts in lists of ``size`` (the last one shorter); a piece of a file, and a file's
-    end, each on its own; a bad record that stops the reading as the last unit."""
+def _units(items: Iterable[Abstract], size: int) -> Iterator[Unit]:
+    """Abstracts in lists of ``size`` (the last one shorter); a bad record that stops the
+    reading as the last unit."""
     chunk: list[Abstract] = []
     try:
         for item in items:
-            if isinstance(item, Abstract):
-                chunk.append(item)
-                if len(chunk) == size:
-                    yield chunk
-                    chunk = []
-                continue
-            if chunk:
+            chunk.append(item)
+            if len(chunk) == size:
                 yield chunk
                 chunk = []
-            yield item
     except InputError as error:
         if chunk:
             yield chunk
@@ -100,42 +89,21 @@ def _units(items: Iterable[Abstract | PieceTask | FileEnd], size: int) -> Iterat
         yield chunk
 
 
-def tag_task(model: Model, task: list[str] | Piece):
-    """The work of a unit, wherever it is done (a worker, or here): the probabilities of a
-    chunk's texts, or a piece of a file read and its abstracts' probabilities."""
-    if isinstance(task, Piece):
-        read = read_piece(task)
-        probabilities = model.predict_proba([a.document for a in read.abstracts])
-        read.abstracts = [a._replace(text="") for a in read.abstracts]  # not sent back: unused
-        return read, probabilities
-    return model.predict_proba(task)
-
-
-def _task(unit: list[Abstract] | PieceTask):
-    return unit.piece if isinstance(unit, PieceTask) else [a.document for a in unit]
+def tag_task(model: Model, texts: list[str]) -> np.ndarray:
+    """The work of a unit, wherever it is done (a worker, or here)."""
+    return model.predict_proba(texts)
 
 
 def _here(model: Model, unit: Unit):
-    return None if isinstance(unit, (FileEnd, _Stop)) else tag_task(model, _task(unit))
+    return None if isinstance(unit, _Stop) else tag_task(model, [a.document for a in unit])
 
 
 def _finished(unit: Unit, answer) -> Iterator[tuple[list[Abstract], np.ndarray]]:
-    """A unit's chunk of abstracts and their probabilities, once its work is done; a piece
-    put back (its abstracts before its first bad record given out, then that record
-    raised), a file's end said, a stop raised."""
-    if isinstance(unit, FileEnd):
-        unit.finish()
-    elif isinstance(unit, _Stop):
+    """A unit's chunk of abstracts and their probabilities, once its work is done; a stop
+    raised."""
+    if isinstance(unit, _Stop):
         raise unit.error
-    elif isinstance(unit, PieceTask):
-        read, probabilities = answer
-        abstracts = unit.merge(read)
-        if abstracts:
-            yield abstracts, probabilities
-        if read.error is not None:
-            raise read.error
-    else:
-        yield unit, answer
+    yield unit, answer
 
 
 def chunked(items: Iterable, size: int = CHUNK_SIZE) -> Iterator[list]:
@@ -186,10 +154,10 @@ def _in_parallel(units: Iterator[Unit], model: Model, jobs: int) -> Iterator[tup
         while True:
             while (queued := held if held is not None else next(units, None)) is not None:
                 held = None
-                if isinstance(queued, (FileEnd, _Stop)):  # no work: said in its turn
+                if isinstance(queued, _Stop):  # no work: said in its turn
                     window.append([queued, None])
                     continue
-                worker = pool.submit(_task(queued))
+                worker = pool.submit([a.document for a in queued])
                 if worker is None:  # every worker is full: the unit waits for one, or for here
                     held = queued
                     break

@@ -140,8 +140,6 @@ def _predict(args: argparse.Namespace) -> int:
     paths = [] if args.text else args.paths  # files read (never overwritten by --output)
     if args.text:
         abstracts: Iterable = reading.read_texts(args.paths, report)
-    elif jobs > 1:  # a large JSON-lines file is read where it is tagged
-        abstracts = reading.read_pieces(paths, reading.Cutting(), **_read_options(args, report, keep))
     else:
         abstracts = reading.read_abstracts(paths, **_read_options(args, report, keep))
     blocks = tag_blocks(abstracts, model, jobs=jobs)

@@ -598,8 +598,8 @@ def test_rows_before_a_bad_record_are_the_same_whatever_the_number_of_processes(
 
 def test_many_empty_files_hold_no_descriptor_each(tmp_path):
     """1,100 empty .jsonl files under --jobs 2 and a limit of 1,024 open files: each held a
-    descriptor until garbage collection, and 'Too many open files' was called damage. An empty
-    file has nothing to read in pieces: nothing is held open for it."""
+    descriptor until garbage collection, and 'Too many open files' was called damage: each file
+    is closed once read."""
     import resource
     import subprocess
     import sys

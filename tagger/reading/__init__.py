@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import codecs
 import errno
+import io
 import lzma
 import os
 import re
+import stat
 import sys
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, cast
+from typing import IO
 
 from .._version import install_hint
 from ..errors import InputError
@@ -37,12 +39,11 @@ from ..formats import READ as FORMATS
 from ..text import MAX_ABSTRACT_CHARS
 from .abstracts import KEEP_ALL, Abstract, Columns, abstract_id, document, normalise_whitespace
 from .files import FORMAT_LIST, STDIN, STDIN_NAME, display_name, find_files, open_file
-from .pieces import FileEnd, FileInPieces, PieceTask, abstracts_of_records
 from .readers import PATH_READERS, READERS
 from .readers.csv import DELIMITERS, header_delimiter, looks_like_header
 from .readers.ris import is_wos_text
-from .records import abstract_from_record, field_names, record_problem
-from .source import MAX_LINE_BYTES, NOT_FOR_FILES, PIECE_BYTES, Cutting, ReadOptions, ReadReport, Source
+from .records import abstract_from_record, abstracts_of_records, field_names, record_problem
+from .source import MAX_LINE_BYTES, NOT_FOR_FILES, PIECE_BYTES, ReadOptions, ReadReport, Source
 
 __all__ = [  # what the rest of tagger (and a user) reads abstracts with
     "DELIMITERS",
@@ -56,9 +57,6 @@ __all__ = [  # what the rest of tagger (and a user) reads abstracts with
     "STDIN_NAME",
     "Abstract",
     "Columns",
-    "Cutting",
-    "FileEnd",
-    "PieceTask",
     "ReadReport",
     "abstract_id",
     "display_name",
@@ -69,7 +67,6 @@ __all__ = [  # what the rest of tagger (and a user) reads abstracts with
     "header_delimiter",
     "normalise_whitespace",
     "read_abstracts",
-    "read_pieces",
     "read_texts",
 ]
 
@@ -88,26 +85,7 @@ def read_abstracts(
     Missing paths and unknown encodings are reported at once, before anything is read.
     ``columns`` names the columns or fields to read (default: ``abstract``, ``title``, ``id``,
     ``area``)."""
-    options = _options(input_format, encoding, skip_bad, report, columns, None)
-    read = _read_files(find_files(paths, options.report, skip_bad), options, stdin)
-    return cast(Iterator[Abstract], read)  # (no pieces: abstracts only)
-
-
-def read_pieces(
-    paths: Iterable[str | os.PathLike],
-    cutting: Cutting,
-    *,
-    input_format: str | None = None,
-    encoding: str = "utf-8",
-    skip_bad: bool = False,
-    report: ReadReport | None = None,
-    stdin: IO | None = None,
-    columns: Columns | None = None,
-) -> Iterator[Abstract | PieceTask | FileEnd]:
-    """What :func:`read_abstracts` reads, with a JSON-lines file past its first lines cut into
-    pieces (:class:`PieceTask`, then its :class:`FileEnd`), to be read where they are tagged:
-    :func:`tagger.batch.tag_blocks` reads them (see :mod:`tagger.reading.pieces`)."""
-    options = _options(input_format, encoding, skip_bad, report, columns, cutting)
+    options = _options(input_format, encoding, skip_bad, report, columns)
     return _read_files(find_files(paths, options.report, skip_bad), options, stdin)
 
 
@@ -117,7 +95,6 @@ def _options(
     skip_bad: bool,
     report: ReadReport | None,
     columns: Columns | None,
-    pieces: Cutting | None,
 ) -> ReadOptions:
     """A read's options, checked before anything is read: the encoding, the format."""
     try:
@@ -135,7 +112,7 @@ def _options(
     if input_format is not None and input_format not in FORMATS:
         raise InputError(f"unknown input format {input_format!r}", fix=f"Use one of {', '.join(FORMATS)}.")
     report = report if report is not None else ReadReport()
-    return ReadOptions(input_format, encoding, skip_bad, columns or Columns(), report, pieces)
+    return ReadOptions(input_format, encoding, skip_bad, columns or Columns(), report)
 
 
 def read_texts(texts: Iterable[str], report: ReadReport, source: str = "<text>") -> Iterator[Abstract]:
@@ -151,9 +128,7 @@ def read_texts(texts: Iterable[str], report: ReadReport, source: str = "<text>")
         yield abstract_from_record({"abstract": text}, source, position, 1, None)
 
 
-def _read_files(
-    files: list[Path], options: ReadOptions, stdin: IO | None
-) -> Iterator[Abstract | PieceTask | FileEnd]:
+def _read_files(files: list[Path], options: ReadOptions, stdin: IO | None) -> Iterator[Abstract]:
     sheet = options.columns.sheet
     if sheet is not None and not any(
         str(path) != STDIN and (options.input_format or format_of(path)) == "xlsx" for path in files
@@ -207,7 +182,14 @@ def _read_files(
         with stream:
             try:
                 plain = path if compression_of(path.name) is None else None
+                opened = _status(stream, path)
                 yield from _read_file(Source(display_name(path), stream, options, path=plain), fmt)
+                if _written_to(opened, _status(stream, path)):
+                    raise InputError(
+                        "was written to while it was being read: its rows would mix two versions of it",
+                        where=str(path),
+                        fix="Tag a copy that nothing writes to while it is read.",
+                    )
             except (
                 OSError,
                 EOFError,
@@ -224,6 +206,26 @@ def _read_files(
                 options.bad(
                     InputError(f"damaged {kind} data ({error})", where=str(path), fix="Leave it out.")
                 )
+
+
+def _status(stream: IO, path: Path) -> os.stat_result:
+    try:
+        return os.fstat(stream.fileno())
+    except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
+        return os.stat(path)
+
+
+def _written_to(before: os.stat_result, after: os.stat_result) -> bool:
+    """Whether a regular file was written to while it was read: its size or modification
+    time changed, or the time of its status change while its links stayed as many (``touch
+    -r`` sets the modification time back, never that one; a file deleted or replaced by
+    another changes it too, and is read to its end from the descriptor held). Never for a
+    pipe or a device, whose times move as data passes."""
+    if not stat.S_ISREG(before.st_mode):
+        return False
+    return (before.st_size, before.st_mtime_ns) != (after.st_size, after.st_mtime_ns) or (
+        before.st_ctime_ns != after.st_ctime_ns and before.st_nlink == after.st_nlink
+    )
 
 
 def _note_forced_format(path: Path, options: ReadOptions) -> None:
@@ -284,12 +286,9 @@ def _tab_header(source: Source) -> bool:
     return True
 
 
-def _read_file(source: Source, fmt: str) -> Iterator[Abstract | PieceTask | FileEnd]:
+def _read_file(source: Source, fmt: str) -> Iterator[Abstract]:
     problem = source.binary_problem()
     if fmt == "txt" and not problem and not source.options.input_format:
         fmt = "wos" if is_wos_text(source) else "tsv" if _tab_header(source) else fmt
-    if fmt == "jsonl" and not problem and source.options.pieces and source.can_cut():
-        yield from FileInPieces(source, source.options.pieces).read()
-        return
     records = [problem] if problem else READERS[fmt](source)
     yield from abstracts_of_records(source.name, records, source.options, source.is_empty_file)

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from ..errors import InputError
-from ..text import abstract_problem
+from ..text import abstract_problem, empty
 from .abstracts import KEEP_ALL, Abstract, Columns, clean_text, digest_of_clean, normalise_whitespace
 from .source import ReadOptions, Source
 
@@ -271,3 +271,80 @@ def as_text(value: object) -> str:
 def first_line(error: object) -> str:
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     return lines[-1].rstrip(".") if lines else "unreadable"
+
+
+class _Count:
+    """Records of a file seen so far (its positions) and abstracts found."""
+
+    __slots__ = ("found", "position")
+
+    def __init__(self) -> None:
+        self.position = self.found = 0
+
+
+def _abstracts_of(
+    name: str, records: Iterable[Record | InputError], options: ReadOptions, count: _Count
+) -> Iterator[Abstract]:
+    """The one place where a reader's records become abstracts: a bad record goes to
+    ``--skip-bad`` (or stops the read), the abstract's limits are applied, positions are
+    counted (a record skipped keeps its number: positions are the input's, for joining back)."""
+    report = options.report
+    for record in records:
+        count.position += 1
+        if isinstance(record, InputError):
+            options.bad(record)
+            continue
+        fields = record.fields or {}  # (None: a blank line of a table, which no reader of abstracts gives)
+        if _without_abstract(fields):
+            identifier = fields.get("id")
+            named = f" ({identifier})" if identifier not in (None, "") else ""
+            report.without_abstract.append(f"{record.where}{named}")
+            continue
+        if problem := record_problem(fields, record.where):
+            options.bad(problem)
+            continue
+        count.found += 1
+        report.read += 1
+        yield abstract_from_record(fields, name, count.position, record.line, record.kept)
+
+
+def abstracts_of_records(
+    name: str, records: Iterable[Record | InputError], options: ReadOptions, empty: Callable[[], bool]
+) -> Iterator[Abstract]:
+    """The abstracts of a file's records, and its report kept: what was read, and a note when
+    the file held none."""
+    ending = _FileEnding(name, options)
+    yield from _abstracts_of(name, records, options, ending.count)
+    ending.note_if_empty(empty())
+
+
+class _FileEnding:
+    """What is said once a file is read: a note when it held no abstracts."""
+
+    def __init__(self, name: str, options: ReadOptions) -> None:
+        self.name, self.report = name, options.report
+        self.report.files += 1
+        self.headings = len(self.report.headings)
+        self.skipped = len(self.report.skipped) + len(self.report.without_abstract)
+        self.count = _Count()
+
+    def note_if_empty(self, empty: bool) -> None:
+        report = self.report
+        if self.count.found or len(report.skipped) + len(report.without_abstract) != self.skipped:
+            return
+        if len(report.headings) > self.headings:
+            report.notes.append(f"{self.name}: only a heading, no abstracts")
+        elif empty:
+            report.notes.append(f"{self.name}: empty file")
+        else:
+            report.notes.append(f"{self.name}: no abstracts")
+
+
+def _without_abstract(fields: dict) -> bool:
+    """Whether a record (its fields) has nothing in its abstract: it is left out and counted
+    (a reference export always has some such records), not a bad record that stops the run."""
+    text = fields.get("abstract")
+    return text is None or (isinstance(text, str) and (empty(text) or text in NO_ABSTRACT))
+
+
+NO_ABSTRACT = {"[No abstract available]"}  # what Scopus writes in a record's empty abstract

@@ -7,7 +7,7 @@ import codecs
 import csv
 import io
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -72,23 +72,12 @@ class ReadReport:
 
 
 @dataclass(frozen=True)
-class Cutting:
-    """How a JSON-lines file is cut into pieces: after its first ``head_lines`` lines (and its
-    first record), which are read here, in pieces of ``piece_bytes`` (about 500 abstracts),
-    each ending at the first line end after that many bytes."""
-
-    piece_bytes: int = 2**19
-    head_lines: int = 100
-
-
-@dataclass(frozen=True)
 class ReadOptions:
     input_format: str | None
     encoding: str
     skip_bad: bool
     columns: Columns
     report: ReadReport
-    pieces: Cutting | None = None  # how a JSON-lines file is cut into pieces, if it is (pieces.py)
 
     def bad(self, error: InputError) -> None:
         bad_record(error, self.skip_bad, self.report)
@@ -112,9 +101,6 @@ class Source:
         options: ReadOptions,
         is_stdin: bool = False,
         *,
-        first_line: int = 1,
-        first_byte: int = 0,
-        too_long: frozenset[int] = frozenset(),
         path: Path | None = None,
     ) -> None:
         self.name = name
@@ -125,13 +111,8 @@ class Source:
         self.is_stdin = is_stdin
         self.bad_bytes: dict[int, int] = {}  # line number -> byte offset of its first bad byte
         # Where the reading stands: lines read and bytes read (the size, once all is read).
-        # A piece of a file (see pieces.py) starts where it stands in its file, its lines
-        # over MAX_LINE_BYTES (``too_long``) left out by the process that cut it.
-        self.first_line = first_line
-        self.lines_read = first_line - 1
-        self.size = first_byte
-        self.too_long = too_long
-        self.pause_after: Callable[[int], bool] | None = None  # lines() stops when it says so
+        self.lines_read = 0
+        self.size = 0
         self.path = path  # the file, where the stream is its bytes as they stand (not decompressed)
 
     def lines(self, pieces: bool = False) -> Iterator[str]:
@@ -147,7 +128,7 @@ class Source:
             yield from self._bounded(self._decoded_chunks(), pieces)
             return
         for number, start, raw in self.raw_lines():
-            if raw is None or number in self.too_long:
+            if raw is None:
                 self._line_too_long(number)
                 yield "\n"
                 continue
@@ -172,12 +153,9 @@ class Source:
     def raw_lines(self) -> Iterator[tuple[int, int, bytes | None]]:
         """(number, byte offset, bytes) of each line from where the reading stands, a line of
         over :data:`MAX_LINE_BYTES` as None (the rest of it skipped, unread), a UTF-8 file's
-        byte-order mark taken off; until the end, or until :attr:`pause_after` says to pause
-        after a line (the reading then goes on from there, as lines or raw lines)."""
+        byte-order mark taken off."""
         codec = codecs.lookup(self.encoding).name
-        while not (self.pause_after and self.pause_after(self.lines_read)) and (
-            raw := self.stream.readline(MAX_LINE_BYTES)
-        ):
+        while raw := self.stream.readline(MAX_LINE_BYTES):
             if self.size == 0 and codec == "utf-8" and raw.startswith(codecs.BOM_UTF8):
                 raw, self.size = raw[3:], 3
             self.lines_read += 1

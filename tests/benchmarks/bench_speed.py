@@ -19,8 +19,7 @@ next to the plain pipeline's.
 1. batch throughput of ``tagger predict FILE --output OUT`` on ``--n`` abstracts, end to end
    and without start-up (the wall time less that of the same command on one abstract); also
    against the plain pipeline with uni+bigrams (tagger's kind of features), and tagger on
-   one process; and the main process's own reading: the file read whole (``--jobs 1``)
-   against cut into pieces that workers read (``--jobs`` 2 and more);
+   one process; and the main process's own reading of the file;
 2. cold start: ``tagger predict`` on one abstract in a new process, against a new process
    that only imports scikit-learn's text and linear-model modules;
 3. warm latency of ``predict(text)`` for one abstract, median and 99th percentile;
@@ -268,22 +267,17 @@ def _rss(pid: int) -> int:
     return 0
 
 
-def reading_share(corpus: Path, repeats: int) -> tuple[float, float]:
-    """Seconds (medians) this process spends reading ``corpus`` whole, and cutting it into
-    pieces for workers to read (what is left of reading in the main process at --jobs 2+)."""
-    from tagger.reading import Cutting, read_abstracts, read_pieces
+def reading_share(corpus: Path, repeats: int) -> float:
+    """Seconds (median) this process spends reading ``corpus`` (parsed, cleaned, ids made)."""
+    from tagger.reading import read_abstracts
 
-    whole, cut = [], []
+    whole = []
     for _ in range(repeats):
         start = time.perf_counter()
         for _ in read_abstracts([corpus]):
             pass
         whole.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        for _ in read_pieces([corpus], Cutting()):
-            pass
-        cut.append(time.perf_counter() - start)
-    return statistics.median(whole), statistics.median(cut)
+    return statistics.median(whole)
 
 
 def plain_pipeline(folder: Path, ngram_range: tuple[int, int] = (1, 1)) -> Path:
@@ -396,10 +390,9 @@ def main() -> None:
         "higher",
     )
     checks.append(("per core: --jobs 1 against the plain pipeline (ratio)", plain_time / single, ">=", 2.5))
-    whole, cut = reading_share(corpus, args.repeats)
     print(
-        f"  the main process's reading of the {megabytes:.0f} MB: {cut:.2f} s cutting it into pieces "
-        f"(workers parse them), {whole:.2f} s reading it whole (--jobs 1: parsed, cleaned, ids made)"
+        f"  the main process's reading of the {megabytes:.0f} MB: {reading_share(corpus, args.repeats):.2f} s "
+        "(parsed, cleaned, ids made)"
     )
     for name, what, install in (
         ("fasttext", "fastText's Python module", "pip install fasttext-wheel"),

@@ -203,7 +203,7 @@ def jsonl_values(
     """(value, its line's text, line number, where) of each line of a JSON-lines text, or the
     problem with it (bytes that are not text, JSON that does not parse); a blank line is left
     out, or with ``blank_lines`` comes as :data:`BLANK` (to be written back as it was)."""
-    for number, line in enumerate(source.lines(), start=source.first_line):
+    for number, line in enumerate(source.lines(), start=1):
         if not line or line.isspace():
             if blank_lines and line:
                 yield BLANK, line, number, f"{source.name}:{number}"
