@@ -12,18 +12,15 @@ those that test a promise on texts). ``fit`` takes ``sample_weight``.
 
 from __future__ import annotations
 
-from numbers import Integral, Real
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from .checks import RANGES, a_kind
+from .checks import a_kind
 from .errors import ArgumentError
 from .labels import labelled
 from .reading import document
-from .settings import NUMBERS, TrainingSettings, default_settings
+from .settings import TrainingSettings, default_settings
 
 _DEFAULTS = default_settings(use_descriptions=False)  # the one set of defaults: the estimator's are these
 
@@ -70,8 +67,7 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
 
         from .training import train
 
-        self._validate_params()
-
+        settings = TrainingSettings(**self.get_params())  # (each number checked, as training checks it)
         texts = _texts(X)
         given = np.asarray(y, dtype=object)  # as given: numpy would make NaN among strings 'nan'
         if given.ndim == 2 and given.shape[1] == 1:
@@ -95,7 +91,6 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
         slugs = [str(c) for c in self.classes_]
         if len(set(slugs)) != len(slugs):
             raise ArgumentError("two labels read the same as text", fix="Use labels that differ as strings.")
-        settings = TrainingSettings(**self.get_params())
         training_set = labelled(texts, [str(v) for v in y], order=slugs, origin="TaggerClassifier.fit")
         if weights is not None:
             training_set = replace(training_set, weights=weights)
@@ -133,22 +128,6 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.string = True  # it takes texts,
         tags.input_tags.two_d_array = False  # not a numeric matrix (scikit-learn's checks then skip those)
         return tags
-
-
-def _constraints(names: list[str]) -> dict[str, list]:
-    """scikit-learn's constraint of each parameter, from the one table of numbers
-    (:data:`tagger.checks.RANGES`); the rest are switches."""
-    constraints: dict[str, list] = {}
-    for name in names:
-        if name in NUMBERS:
-            low, high, whole, _ = RANGES[name]
-            constraints[name] = [Interval(Integral if whole else Real, low, high, closed="both")]
-        else:
-            constraints[name] = ["boolean"]
-    return constraints
-
-
-TaggerClassifier._parameter_constraints = _constraints(TaggerClassifier._get_param_names())
 
 
 def _texts(X) -> list[str]:

@@ -112,13 +112,13 @@ class BlendedClassifier(ClassifierMixin, BaseEstimator):
     ``bayes_weight`` 0 it is the regression alone. With ``warm_start``, each fit's regression
     starts from the last one's solution (training fits along increasing C)."""
 
-    def __init__(
+    def __init__(  # (the defaults: TrainingSettings', the one place they are set)
         self,
-        C: float = 30.0,
+        C: float = TrainingSettings.C,
         fit_intercept: bool = False,
-        max_iter: int = 5000,
-        bayes_weight: float = 2.0,
-        bayes_smoothing: float = 0.01,
+        max_iter: int = TrainingSettings.max_iter,
+        bayes_weight: float = TrainingSettings.bayes_weight,
+        bayes_smoothing: float = TrainingSettings.bayes_smoothing,
         warm_start: bool = False,
     ):
         self.C, self.fit_intercept, self.max_iter = C, fit_intercept, max_iter

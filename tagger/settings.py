@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from .checks import number
-from .errors import UsageError
+from .errors import ArgumentError, UsageError
 from .features import TextAnalyzer
 
 # The fields that decide which features come out of a text (the rest fit the classifier).
@@ -62,11 +62,16 @@ class TrainingSettings:
     max_iter: int = 5000
 
     def __post_init__(self) -> None:
-        for name in NUMBERS:  # (each has its row in tagger.checks.RANGES, one table for every number)
-            number(getattr(self, name), f"training setting {name}", name)
+        """Each setting checked: a bad one is an :class:`~tagger.errors.ArgumentError` (a
+        ``ValueError`` too, as scikit-learn's estimators refuse a bad parameter)."""
+        try:
+            for name in NUMBERS:  # (each has its row in tagger.checks.RANGES, one table for every number)
+                number(getattr(self, name), f"training setting {name}", name)
+        except UsageError as error:
+            raise ArgumentError(error.what, fix=error.fix) from None
         for name in ("sublinear_tf", "balance_areas"):
             if not isinstance(getattr(self, name), bool):
-                raise UsageError(
+                raise ArgumentError(
                     f"training setting {name} {getattr(self, name)!r} is not valid", fix="Use True or False."
                 )
 

@@ -250,3 +250,15 @@ def test_pair_min_df_keeps_every_word_and_the_pairs_of_that_many_documents(texts
     documents = [set(TextAnalyzer(2)(text)) for text in texts]
     expected = {term for term in every if " " not in term or sum(term in d for d in documents) >= pair_min_df}
     assert kept == expected
+
+
+def test_the_classifier_s_defaults_are_the_training_settings_defaults():
+    """C was 100 in TrainingSettings and 30 in BlendedClassifier: one default, set once."""
+    from tagger.fitting import BlendedClassifier
+    from tagger.settings import TrainingSettings
+
+    made = BlendedClassifier().get_params()
+    assert {name: made[name] for name in ("C", "max_iter", "bayes_weight", "bayes_smoothing")} == {
+        name: getattr(TrainingSettings(), name)
+        for name in ("C", "max_iter", "bayes_weight", "bayes_smoothing")
+    }
