@@ -7,8 +7,8 @@ yet, so every core stays busy without a process to spare. The pool starts only w
 input holds more than two chunks, so a small run never pays for it. Workers are forked where
 that is safe (Linux, no other thread running: the command line), holding the model and every
 import from the start; elsewhere they come from a fork server (or are spawned) and receive the
-model once, when they start, never per chunk (``workers.Pool``: our own processes, one pipe
-each). Every abstract is tagged by the same arithmetic whichever process tags it, so the
+model once, when they start, never per chunk (``workers.Pool``: the standard library's
+process pool). Every abstract is tagged by the same arithmetic whichever process tags it, so the
 output does not depend on ``jobs``.
 """
 
@@ -20,6 +20,7 @@ import itertools
 import signal
 import threading
 from collections.abc import Generator, Iterable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,9 +29,10 @@ from .errors import InputError, WorkerError
 from .model import Model
 from .prediction import Prediction, predictions
 from .reading import Abstract
-from .workers import Pool, Worker, can_fork
+from .workers import Pool, can_fork
 
 CHUNK_SIZE = 500
+PENDING = 4  # chunks a worker holds at once: one it works on, the next ones waiting
 _pools_running = 0  # worker pools this process is feeding now (see pool_running)
 
 
@@ -126,61 +128,43 @@ def tag_abstracts(
 
 
 def _in_parallel(units: Iterator[Unit], model: Model, jobs: int) -> Iterator[tuple[list, np.ndarray]]:
-    window: collections.deque = collections.deque()  # [unit, Worker or its answer], in order
+    """The units tagged on ``jobs - 1`` workers and here: each worker holds at most
+    ``PENDING`` chunks, and whenever the next answer in order is not ready this process tags
+    the next unit itself rather than wait."""
     global _pools_running
+    window: collections.deque = collections.deque()  # [unit, its Future or its answer], in order
+    if can_fork():
+        # Forked workers start in milliseconds with the model and every import already in
+        # memory. This process tags one unit first, so the imports large batches need
+        # (pyarrow, scipy) are made once, before the fork, not in each process.
+        unit = next(units)
+        window.append([unit, _here(model, unit)])
+        model.ready_for_large_batches()  # (the first unit may be too small to build them)
     _pools_running += 1
-    pool: Pool | None = None
-    starting = None
     try:
-        if can_fork():
-            # Forked workers start in milliseconds with the model and every import already
-            # in memory. This process tags one unit first, so the imports large batches
-            # need (pyarrow, scipy) are made once, before the fork, not in each process.
-            unit = next(units)
-            window.append([unit, _here(model, unit)])
-            model.ready_for_large_batches()  # (the first unit may be too small to build them)
-            pool = Pool.start(model, jobs - 1, fork=True, work=tag_task)
-        else:
-            # A worker that is not forked here takes half a second to start and read the
-            # model: a thread starts the pool while this process tags the first units.
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(1) as starter:
-                starting = starter.submit(Pool.start, model, jobs - 1, fork=False, work=tag_task)
-                while not starting.done() and (early := next(units, None)) is not None:
-                    yield from _finished(early, _here(model, early))
-            pool = starting.result()
-        held: Unit | None = None  # a unit read while every worker was full
-        while True:
-            while (queued := held if held is not None else next(units, None)) is not None:
-                held = None
-                if isinstance(queued, _Stop):  # no work: said in its turn
-                    window.append([queued, None])
-                    continue
-                worker = pool.submit([a.document for a in queued])
-                if worker is None:  # every worker is full: the unit waits for one, or for here
-                    held = queued
-                    break
-                window.append([queued, worker])
-            if not window:
-                return
-            unit, answer = window[0]
-            if isinstance(answer, Worker) and not answer.ready():
-                local = held if held is not None else next(units, None)
-                held = None
-                if local is not None:  # rather than wait, do the next unit here
-                    window.append([local, _here(model, local)])
-                    continue
-            window.popleft()
-            if isinstance(answer, Worker):
-                answer = pool.answer(answer)
-            yield from _finished(unit, answer)
+        with Pool(model, jobs - 1, tag_task) as pool:
+            while True:
+                busy = sum(isinstance(answer, Future) for _, answer in window)
+                while busy < PENDING * (jobs - 1) and (queued := next(units, None)) is not None:
+                    if isinstance(queued, _Stop):  # no work: said in its turn
+                        window.append([queued, None])
+                        continue
+                    window.append([queued, pool.submit([a.document for a in queued])])
+                    busy += 1
+                if not window:
+                    return
+                unit, answer = window[0]
+                if isinstance(answer, Future) and not answer.done():
+                    local = next(units, None)
+                    if local is not None:  # rather than wait, do the next unit here
+                        window.append([local, _here(model, local)])
+                        continue
+                window.popleft()
+                if isinstance(answer, Future):
+                    answer = pool.answer(answer)
+                yield from _finished(unit, answer)
     finally:
         _pools_running -= 1
-        if pool is None and starting is not None and starting.done() and not starting.exception():
-            pool = starting.result()  # started while this run was being stopped
-        if pool is not None:
-            pool.stop(kill=bool(window))  # stopped early: their work is not wanted
 
 
 @contextlib.contextmanager

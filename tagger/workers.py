@@ -1,207 +1,108 @@
-"""A small pool of worker processes of our own, each holding one payload (the model, or a
-training set): one duplex pipe per worker, a task in (a chunk of texts, a fold), its answer out
-(``work(payload, task)``: probabilities, a fold's scores), answers in the order tasks went in
-(``map`` hands each worker its next task as soon as it answers, so tasks of unequal cost keep
-every worker busy).
-
-Nothing here belongs to an executor: no manager thread in this process, no shared queue that a
-killed worker could leave half written. Stopping is plain: kill the workers (when their work
-is not wanted), close this process's ends of the pipes, and join each with a timeout, killing
-any that does not end in time. A worker ends by itself when its pipe closes, so one whose
-parent dies (however it dies) ends too.
+"""Worker processes: the standard library's ``ProcessPoolExecutor``, each worker holding one
+payload (the model, or a training set) from its start (an initializer), so that a task sends
+only its own data (a chunk of texts, a fold) and ``work(payload, task)`` answers it.
 
 Workers are forked on Linux when no other thread runs in this process (they start in
-milliseconds with the model and every import in memory, and are killed by the kernel when the
-thread that forked them ends); beside other threads (a notebook, the labelling page's retrain)
-a fork server forks them (:func:`warm_up` starts it early, with imports made), and where there
-is none (macOS, Windows) they are spawned; either way they receive the payload when they
-start.
+milliseconds with the model and every import in memory); beside other threads (a notebook,
+the labelling page's retrain) a fork server forks them (:func:`warm_up` starts it early, with
+imports made), and where there is none (macOS, Windows) they are spawned; either way they
+receive the payload when they start. A forked worker dies with the process that forked it,
+however that ends (Linux's parent-death signal), and closes its standard output, so that a
+killed ``tagger predict | wc -l`` leaves nothing behind and nothing waiting.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import queue
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from .errors import TaggerError, WorkerError
 
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when the thread that forked it ends
 STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # the signals that stop a run
-PENDING = 4  # tasks a worker holds at once: one it works on, the next ones waiting (read already)
-JOIN_TIMEOUT = 5.0  # seconds a stopping pool waits for all its workers before killing them
 
 
-@dataclass(eq=False)
-class Worker:
-    """One worker process and this process's end of its pipe."""
-
-    process: BaseProcess  # a multiprocessing Process
-    pipe: Connection
-    pending: int = 0  # chunks sent whose answer has not been read
-
-    def ready(self) -> bool:
-        """Whether its oldest pending answer can be read without waiting."""
-        return self.pipe.poll()
-
-    def __repr__(self) -> str:
-        return f"Worker(pid={self.process.pid}, pending={self.pending})"
-
-
-@dataclass(eq=False)
 class Pool:
-    """Worker processes holding one payload. ``submit`` hands a task to the least busy worker
-    (``None`` when each holds ``PENDING`` tasks), ``answer`` reads that worker's oldest
-    answer, and ``stop`` ends them all."""
+    """``size`` worker processes holding ``payload``, each answering a task with
+    ``work(payload, task)`` (a module-level function); ``job``: what they do, for errors.
+    ``submit`` hands a task on, ``answer`` waits for its answer; as a context manager, the
+    workers end when it ends (their tasks not yet started are cancelled)."""
 
-    workers: list[Worker] = field(default_factory=list)
-    job: str = "tagging"  # what the workers do, as errors name it
-
-    @classmethod
-    def start(cls, payload, size: int, *, fork: bool, work: Callable, job: str = "tagging") -> Pool:
-        """``size`` workers holding ``payload``, forked (or from the fork server, or spawned:
-        see the module's docstring), started now, each answering a task with
-        ``work(payload, task)`` (a module-level function). ``job``: what they do, for errors."""
+    def __init__(self, payload, size: int, work: Callable, job: str = "tagging") -> None:
         import multiprocessing
 
-        context: Any = multiprocessing.get_context("fork" if fork else _START_METHOD)  # (its Process, Pipe)
-        if not fork:
-            warm_up()  # (the fork server started without the caller's script among its imports)
-        pool = cls(job=job)
-        if fork:
+        self.job = job
+        self.fork = can_fork()
+        self.method = "fork" if self.fork else _START_METHOD  # how its workers start
+        if self.fork:
             for stream in (sys.stdout, sys.stderr):  # else a worker could write their buffers again
                 if stream is not None:
                     stream.flush()
-        # Signals wait while the workers are forked: a handler that raised in the middle of a
-        # fork would be lost, and a worker must not run this process's handlers before its
-        # own are in place (see _serve).
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS) if fork else None
+        else:
+            warm_up()  # (the fork server started without the caller's script among its imports)
+        self.executor = ProcessPoolExecutor(
+            size,
+            mp_context=multiprocessing.get_context(self.method),
+            initializer=_start,
+            initargs=(payload, work, os.getpid() if self.fork else None),
+        )
+
+    def submit(self, task) -> Future:
+        # Forked workers start at the first task, with the signals that stop a run held back
+        # meanwhile (a worker must not run this process's handlers before its own are set).
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS) if self.fork else None
         try:
-            for _ in range(size):
-                ours, theirs = context.Pipe(duplex=True)
-                inherited = [ours, *(w.pipe for w in pool.workers)] if fork else []
-                process = context.Process(
-                    target=_serve,
-                    args=(theirs, payload, work, os.getpid() if fork else None, inherited),
-                    daemon=True,
-                    name="tagger-worker",
-                )
-                try:
-                    with _main_left_out(fork):
-                        process.start()
-                finally:
-                    theirs.close()
-                pool.workers.append(Worker(process, ours))
-        except BaseException:
-            pool.stop(kill=True)
-            raise
+            with _main_left_out(self.fork):
+                return self.executor.submit(_work, task)
+        except BrokenProcessPool:  # (a worker ended since the last answer)
+            raise self._stopped() from None
         finally:
             if previous is not None:
                 signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-        return pool
 
-    def submit(self, task) -> Worker | None:
-        """Send ``task`` to the least busy worker and return it; ``None`` when all are full."""
-        worker = min(self.workers, key=lambda w: w.pending)
-        if worker.pending >= PENDING:
-            return None
-        self._send(worker, task)
-        return worker
-
-    @staticmethod
-    def _send(worker: Worker, task) -> None:
-        with contextlib.suppress(OSError):  # it died: reading its answer will say so
-            worker.pipe.send(task)
-        worker.pending += 1
-
-    def answer(self, worker: Worker):
-        """The answer to the oldest task sent to ``worker``, waiting for it."""
+    def answer(self, future: Future):
+        """The answer of a task, waiting for it; a worker's error as the user's error, or
+        one line saying what happened to the worker."""
         try:
-            kind, value = worker.pipe.recv()
-        except (EOFError, OSError):
+            return future.result()
+        except TaggerError:  # an error the user can fix, as the work raised it
+            raise
+        except BrokenProcessPool:
             raise WorkerError(
-                f"a {self.job} worker process stopped before it finished{self._how_ended(worker)}",
+                f"a {self.job} worker process stopped before it finished",
                 fix="Run again"
                 + ("; --jobs 1 tags in this process alone." if self.job == "tagging" else "."),
             ) from None
-        worker.pending -= 1
-        if kind == "raise":  # an error the user can fix, as the work raised it
-            raise value
-        if kind == "memory":
+        except MemoryError as error:
             raise WorkerError(
-                f"a {self.job} worker process ran out of memory ({value})",
+                f"a {self.job} worker process ran out of memory ({error or 'MemoryError'})",
                 fix="Close other programs or use a machine with more memory"
                 + ("; --jobs 1 holds one copy of the model." if self.job == "tagging" else "."),
-            )
-        if kind != "ok":
-            raise WorkerError(f"a {self.job} worker process failed: {value}", fix="Run again with --jobs 1.")
-        return value
+            ) from None
+        except Exception as error:  # a bug: said in one line, the run stops
+            raise WorkerError(
+                f"a {self.job} worker process failed: {type(error).__name__}: {error}",
+                fix="Run again with --jobs 1.",
+            ) from None
 
-    def map(self, tasks: Iterable, meanwhile: Callable[[], object] | None = None) -> list:
-        """Every task's answer, in order. Each worker holds one task at a time and gets the
-        next one as soon as it answers, so tasks of unequal cost keep every worker busy to
-        the end. ``meanwhile``: called once the first tasks are sent, for work of this
-        process's own."""
-        from multiprocessing.connection import wait
+    def _stopped(self) -> WorkerError:
+        return WorkerError(
+            f"a {self.job} worker process stopped before it finished",
+            fix="Run again" + ("; --jobs 1 tags in this process alone." if self.job == "tagging" else "."),
+        )
 
-        tasks = list(tasks)
-        answers: list = [None] * len(tasks)
-        working: dict[Worker, int] = {}  # worker -> the task it holds
-        sent = 0
-        while sent < len(tasks) or working:
-            for worker in self.workers:
-                if worker not in working and sent < len(tasks):
-                    self._send(worker, tasks[sent])
-                    working[worker], sent = sent, sent + 1
-            if meanwhile is not None:
-                meanwhile()
-                meanwhile = None
-            ready = wait([worker.pipe for worker in working])
-            for worker in [w for w in working if w.pipe in ready]:
-                answers[working.pop(worker)] = self.answer(worker)
-        return answers
+    def __enter__(self) -> Pool:
+        return self
 
-    def stop(self, *, kill: bool = False) -> None:
-        """End every worker: killed at once with ``kill`` (their work is not wanted), else
-        told by their pipe closing, once they finish what they hold. Waits for each, at most
-        ``JOIN_TIMEOUT`` seconds in all, and kills any that has not ended by then."""
-        import time
-
-        if kill:
-            for worker in self.workers:
-                _kill(worker.process)
-        for worker in self.workers:
-            worker.pipe.close()
-        deadline = time.monotonic() + JOIN_TIMEOUT
-        for worker in self.workers:
-            worker.process.join(max(0.0, deadline - time.monotonic()))
-            if worker.process.exitcode is None:
-                _kill(worker.process)
-                worker.process.join(1.0)
-        self.workers = []
-
-    @staticmethod
-    def _how_ended(worker: Worker) -> str:
-        """' (killed by signal 9)' or ' (exit status 1)', where known."""
-        worker.process.join(1.0)
-        code = worker.process.exitcode
-        if code is None:
-            return ""
-        return f" (killed by signal {-code})" if code < 0 else f" (exit status {code})"
-
-
-def _kill(process) -> None:
-    with contextlib.suppress(OSError, AttributeError, ValueError):
-        if process.exitcode is None:
-            process.kill()
+    def __exit__(self, *exc) -> None:
+        self.executor.shutdown(wait=True, cancel_futures=True)
 
 
 def run_all(
@@ -213,22 +114,19 @@ def run_all(
     meanwhile: Callable[[], object] | None = None,
 ) -> list:
     """``work(payload, task)`` of every task, in order, on ``jobs`` worker processes (in this
-    process when ``jobs`` is 1 or there is one task), which end with this process however it
-    ends: a killed ``tagger train`` leaves no worker behind. ``job``: what they do, for errors.
-    ``meanwhile``: work of this process's own, done while the workers work."""
+    process when ``jobs`` is 1 or there is one task); each worker takes the next task when it
+    answers, so tasks of unequal cost keep every worker busy. ``job``: what they do, for
+    errors. ``meanwhile``: work of this process's own, done while the workers work."""
     if jobs <= 1 or len(tasks) <= 1:
         answers = [work(payload, task) for task in tasks]
         if meanwhile is not None:
             meanwhile()
         return answers
-    pool = Pool.start(payload, min(jobs, len(tasks)), fork=can_fork(), work=work, job=job)
-    done = False
-    try:
-        answers = pool.map(tasks, meanwhile)
-        done = True
-        return answers
-    finally:
-        pool.stop(kill=not done)
+    with Pool(payload, min(jobs, len(tasks)), work, job) as pool:
+        futures = [pool.submit(task) for task in tasks]
+        if meanwhile is not None:
+            meanwhile()
+        return [pool.answer(future) for future in futures]
 
 
 # Where forking this process is not safe: a fork server (a process started clean, which forks
@@ -302,17 +200,19 @@ def can_fork() -> bool:
     )
 
 
-def _serve(
-    pipe: Connection, payload, work: Callable, parent: int | None, inherited: list[Connection]
-) -> None:
-    """A worker's life: tasks in, ``("ok", work(payload, task))`` out, until its pipe
-    closes. Ctrl-C reaches every process of a terminal's job: the main process stops the run,
-    a worker ignores it and is ended by the pool. SIGTERM and SIGHUP end a worker as they end
-    any program. A forked worker (``parent``: the pid of the process that forked it) dies with
+_held: tuple[Any, Callable] | None = None  # a worker's payload and work, from its start
+
+
+def _start(payload, work: Callable, parent: int | None) -> None:
+    """A worker's start: it holds the payload and its work. Ctrl-C reaches every process of a
+    terminal's job: the main process stops the run, and a worker stops the task it works on
+    (raised in the main process as the interruption it is; a worker waiting for a task
+    ignores it, to be ended by the pool). SIGTERM and SIGHUP end a worker as they end any
+    program. A forked worker (``parent``: the pid of the process that forked it) dies with
     that process, however it ends: it would otherwise hold the output's pipe open."""
-    for inherited_pipe in inherited:  # the other ends of this pool's pipes, copied by the fork:
-        inherited_pipe.close()  # held here, they would keep the other workers from ever ending
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    global _held
+    _held = (payload, work)
+    signal.signal(signal.SIGINT, _interrupt)
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_DFL)
     if parent is not None:
@@ -320,32 +220,25 @@ def _serve(
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)  # blocked while it was forked
     with contextlib.suppress(OSError, ValueError, AttributeError):
         os.close(sys.stdout.fileno())  # a worker writes no output: `| wc -l` must not wait for it
-    # A thread reads the pipe while the worker tags, so that the main process never waits to
-    # send a chunk while this worker waits to send an answer.
-    inbox: queue.SimpleQueue = queue.SimpleQueue()
 
-    def receive() -> None:
-        try:
-            while True:
-                inbox.put(pipe.recv())
-        except (EOFError, OSError):
-            inbox.put(None)
 
-    threading.Thread(target=receive, daemon=True).start()
-    while (task := inbox.get()) is not None:
-        try:
-            answer = ("ok", work(payload, task))
-        except TaggerError as error:  # raised again in the main process, as it is
-            answer = ("raise", error)
-        except MemoryError as error:
-            answer = ("memory", str(error) or "MemoryError")
-        except Exception as error:  # a bug: said in the main process, which stops the run
-            answer = ("error", f"{type(error).__name__}: {error}")
-        try:
-            pipe.send(answer)
-        except OSError:
-            break
-    os._exit(0)
+_working = False
+
+
+def _interrupt(signum, frame) -> None:
+    if _working:
+        raise KeyboardInterrupt
+
+
+def _work(task):
+    global _working
+    assert _held is not None
+    payload, work = _held
+    _working = True
+    try:
+        return work(payload, task)
+    finally:
+        _working = False
 
 
 def _die_with(parent: int) -> None:

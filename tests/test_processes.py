@@ -90,13 +90,13 @@ def test_workers_are_forked_with_the_lookup_tables_built(seed_model, tmp_path, m
     )
     model = pickle.loads(pickle.dumps(seed_model))  # its tables not built yet
     built_at_start = []
-    original = workers.Pool.start
+    original = workers.Pool.__init__
 
-    def start(payload, size, **options):
+    def start(pool, payload, *args, **options):
         built_at_start.append(payload.features._tables is not None)
-        return original(payload, size, **options)
+        original(pool, payload, *args, **options)
 
-    monkeypatch.setattr(workers.Pool, "start", staticmethod(start))
+    monkeypatch.setattr(workers.Pool, "__init__", start)
     monkeypatch.setattr(batch, "can_fork", lambda: True)
     units = read_abstracts([path])
     assert sum(len(chunk) for chunk, _ in batch.tag_blocks(units, model, jobs=2)) == 3000
