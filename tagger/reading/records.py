@@ -115,12 +115,10 @@ def missing_named(
     role = missing[0]
     name = columns.roles()[role]
     names = [str(n) for n in available]
-    close = difflib.get_close_matches(name.lower(), [n.lower() for n in names], n=3, cutoff=0.5)
-    hint = f"; did you mean {' or '.join(repr(n) for n in names if n.lower() in close)}?" if close else ""
-    listed = ", ".join(repr(n) for n in names[:20]) + (", ..." if len(names) > 20 else "")
     option = "--label-column" if role == "area" else f"--{role}-column"
+    hint = _hint(close(name, names, 0.5))
     return InputError(
-        f"no {what} {name!r} for the {ROLE_NAMES[role]} ({what}s: {listed}){hint}",
+        f"no {what} {name!r} for the {ROLE_NAMES[role]} ({what}s: {_listed(names)}){hint}",
         where=where,
         fix=f"Name one the file has with {option}, or leave the option out.",
     )
@@ -132,13 +130,24 @@ ROLE_NAMES = {"title": "titles", "id": "ids", "area": "areas"}
 def no_abstract(available: Sequence[str], columns: Columns, what: str) -> str:
     """'no 'abstract' column (columns: ...); did you mean ...?'"""
     names = [str(name) for name in available]
-    close = difflib.get_close_matches(columns.abstract.lower(), [n.lower() for n in names], n=3, cutoff=0.5)
-    known = [name for name in names if name.lower() in close] or [
+    known = close(columns.abstract, names, 0.5) or [
         name for name in names if name.strip().lower() in ("summary", "text", "abstract_text", "body")
     ]
-    hint = f"; did you mean {' or '.join(repr(name) for name in known)}?" if known else ""
-    listed = ", ".join(repr(name) for name in names[:20]) + (", ..." if len(names) > 20 else "")
-    return f"no {columns.abstract!r} {what} ({what}s: {listed}){hint}"
+    return f"no {columns.abstract!r} {what} ({what}s: {_listed(names)}){_hint(known)}"
+
+
+def close(name: str, names: Sequence[str], cutoff: float) -> list[str]:
+    """The names (of columns, fields) that ``name`` may be a typo of, whatever their case."""
+    found = difflib.get_close_matches(name.lower(), [n.lower() for n in names], n=3, cutoff=cutoff)
+    return [n for n in names if n.lower() in found]
+
+
+def _hint(names: Sequence[str]) -> str:
+    return f"; did you mean {' or '.join(repr(n) for n in names)}?" if names else ""
+
+
+def _listed(names: Sequence[str]) -> str:
+    return ", ".join(repr(n) for n in names[:20]) + (", ..." if len(names) > 20 else "")
 
 
 COLUMN_FIX = "Name the {what} that holds the abstracts with --column (and --title-column, --id-column)."
@@ -161,13 +170,11 @@ def missing_kept(
     missing = [name for name in keep if name.lower() not in lower]
     if not missing:
         return None
-    close = difflib.get_close_matches(missing[0].lower(), [n.lower() for n in names], n=3, cutoff=0.6)
-    if typos_only and not close:
+    typos = close(missing[0], names, 0.6)
+    if typos_only and not typos:
         return None
-    hint = f"; did you mean {' or '.join(repr(n) for n in names if n.lower() in close)}?" if close else ""
-    listed = ", ".join(repr(name) for name in names[:20]) + (", ..." if len(names) > 20 else "")
     return InputError(
-        f"no {what} {missing[0]!r} to keep ({what}s: {listed}){hint}",
+        f"no {what} {missing[0]!r} to keep ({what}s: {_listed(names)}){_hint(typos)}",
         where=where,
         fix=f"Name in --keep {what}s the file has (or --keep all).",
     )
