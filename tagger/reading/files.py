@@ -127,7 +127,7 @@ def open_file(path: Path) -> IO[bytes]:
         import zstandard
     except ImportError:
         raise ImportError("reading .zst files needs the zstandard package") from None
-    return io.BufferedReader(_Zstandard(open(path, "rb"), zstandard))  # noqa: SIM115 (closed with it)
+    return io.BufferedReader(_Zstandard(open(path, "rb"), zstandard))  # (the file closed with it)
 
 
 class _Zstandard(io.RawIOBase):
