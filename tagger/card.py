@@ -72,7 +72,7 @@ class SettingsSelection:
     criterion: str
     grid: tuple[dict, ...]
     # when a retrain kept these settings from the model it replaced instead of searching,
-    # why it could (how few labels changed); None after a search (not written)
+    # saying so; None after a search (not written)
     reused: str | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
 
 

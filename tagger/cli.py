@@ -474,10 +474,7 @@ def _train(args: argparse.Namespace) -> int:
 def _say_if_reused(chosen) -> None:
     """Say so when the settings were kept from the model being replaced."""
     if chosen is not None and chosen.reused:
-        say(
-            f"kept the settings the previous model chose (reused from the previous model ({chosen.reused})); "
-            "--search chooses anew",
-        )
+        say("kept the settings the previous model chose; --search chooses anew")
 
 
 def _evaluate(args: argparse.Namespace) -> int:

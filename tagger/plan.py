@@ -69,26 +69,14 @@ class Plan:
     ``folds``-fold above (shuffled with ``random_state``); at most ``probes_max`` held-out
     abstracts are also scored cut short (for the calibration's evidence scale).
 
-    Selection: from ``select_from`` labelled abstracts on, the settings are chosen among
-    ``grid`` (names of :class:`~tagger.settings.TrainingSettings` and their values) by
-    cross-validated macro-F1, on a stratified sample of at most ``selection_sample`` of them
-    (the choice is stable by then, and the search stays minutes on large corpora); with area
-    descriptions, the labels' weight among ``weight_grid`` from ``weight_from`` labels on.
-    Candidates whose macro-F1 is within ``selection_tolerance`` of the best, or within
-    ``noise_span`` standard errors of the gap (a paired bootstrap of ``noise_draws`` draws),
-    are equals; among them the least calibrated log loss decides (differences within
-    ``log_loss_tolerance``: the settings we start from stay).
-
-    Successive halving (with ``halving`` and from ``halving_from`` labelled abstracts on): the
-    candidates are scored on the first fold, and the best ``1/halving_share`` (at least
-    ``halving_keep``) cross-validated in full. Below, one fold's macro-F1 is too noisy to narrow
-    on (on 363 labelled abstracts, settings within 0.01 of each other in full cross-validation
-    differed by up to 0.08 on the first fold), and a full search is seconds anyway.
-
-    A retrain keeps the settings its previous model chose, without a new search, while the
-    labels changed little: the same areas, and labelled abstracts added, removed or moved
-    between areas adding up to at most ``reuse_change`` of the previous model's; with
-    ``search``, it searches anew whatever changed (``tagger train --search``).
+    Selection, with ``search`` only (``tagger train --search``; otherwise a first training has
+    the defaults and a retrain keeps its previous model's settings): from ``select_from``
+    labelled abstracts on, the settings are chosen among ``grid`` (names of
+    :class:`~tagger.settings.TrainingSettings` and their values), every point cross-validated
+    in full, by macro-F1, on a stratified sample of at most ``selection_sample`` of them (the
+    choice is stable by then, and the search stays minutes on large corpora); with area
+    descriptions, the labels' weight among ``weight_grid`` from ``weight_from`` labels on. The
+    defaults stay unless another point is better by more than ``selection_tolerance``.
 
     Learning from a pile: ``self_training`` (:class:`SelfTrainingPlan`).
     """
@@ -103,27 +91,8 @@ class Plan:
     weight_from: int = WEIGHT_FROM
     weight_grid: tuple[tuple[str, tuple], ...] = tuple(WEIGHT_GRID.items())
     selection_tolerance: float = 0.01
-    log_loss_tolerance: float = 0.01
-    noise_draws: int = 200
-    noise_span: float = 2.0
-    halving: bool = True
-    halving_from: int = 1000
-    halving_keep: int = 2
-    halving_share: int = 5
-    reuse_change: float = 0.2
     search: bool = False
     self_training: SelfTrainingPlan = SelfTrainingPlan()
-
-    @property
-    def noise_criterion(self) -> str:
-        return f"within {self.noise_span:g} bootstrap standard errors of the gap"
-
-    @property
-    def halving_criterion(self) -> str:
-        share = {2: "half", 3: "third", 4: "quarter", 5: "fifth"}.get(
-            self.halving_share, f"1/{self.halving_share}"
-        )
-        return f"the best {share} by macro-F1 on the first fold cross-validated in full"
 
     def with_grid(self, grid: dict[str, tuple]) -> Plan:
         """This plan searching ``grid`` instead (names of training settings, their values)."""

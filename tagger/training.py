@@ -39,9 +39,7 @@ from .calibration import (
     calibrated,
     confidence_ceiling,
     fit_calibration,
-    fit_temperature,
     fit_top_label,
-    losses,
 )
 from .card import (
     FORMAT_VERSION,
@@ -112,9 +110,9 @@ class Run:
     """How one training runs, beside what it learns from (labels, settings, a pile): ``plan``
     chooses the settings and the folds (:class:`tagger.plan.Plan`); ``corpus`` is where each
     text is analysed once, kept between retrains (the labelling page's); ``previous`` is the
-    card of the model this one replaces, whose searched settings are kept while the labels
-    changed little (:func:`reusable_settings`); ``since`` is the card to say how the new model
-    does on the labels new since then (:class:`NewLabels` in the card's evaluation)."""
+    card of the model this one replaces, whose settings are kept when it answers with the same
+    areas (:func:`choose_settings`); ``since`` is the card to say how the new model does on
+    the labels new since then (:class:`NewLabels` in the card's evaluation)."""
 
     plan: Plan = PLAN
     corpus: Corpus = field(default_factory=Corpus)
@@ -160,13 +158,11 @@ def folds(training_set: TrainingSet, plan: Plan = PLAN) -> tuple[str, list[tuple
 def out_of_fold_scores(
     training_set: TrainingSet,
     candidates: list[TrainingSettings],
-    first_fold: list[tuple[Scores, Scores]] | None = None,
     plan: Plan = PLAN,
     corpus: Corpus | None = None,
     meanwhile: Callable[[], object] | None = None,
 ) -> list[OutOfFold]:
-    """Each candidate setting's out-of-fold scores (``first_fold``: the candidates' scores
-    on the first fold, already computed). Area descriptions stay in every training fold.
+    """Each candidate setting's out-of-fold scores. Area descriptions stay in every training fold.
     Each text is analysed once (``corpus``); candidates that differ only in C are fitted
     one after the other, each from the last one's solution, on one TF-IDF matrix per fold;
     the folds' fits run on all cores (leave-one-out's many tiny fits run in this process),
@@ -174,21 +170,16 @@ def out_of_fold_scores(
     scheme, splits = folds(training_set, plan)
     chains = _chains(candidates)
     jobs = 1 if scheme == "leave-one-out" else default_jobs()
-    known = [dict(enumerate(first_fold))] if first_fold else []
-    tasks = [
-        (candidates, chain, train, test, plan.probes_max)
-        for train, test in splits[len(known) :]
-        for chain in chains
-    ]
+    tasks = [(candidates, chain, train, test, plan.probes_max) for train, test in splits for chain in chains]
     log.info(
         "cross-validating %s on %s labelled abstracts of %s areas (%s): %s fold(s) on %s process(es)",
         "settings" if len(candidates) == 1 else f"{len(candidates)} candidate settings",
-        f"{len(training_set.labels):,}", f"{len(training_set.slugs):,}", scheme, len(splits) - len(known),
+        f"{len(training_set.labels):,}", f"{len(training_set.slugs):,}", scheme, len(splits),
         min(jobs, len(tasks)),
     )  # fmt: skip
     parts = _run_folds(training_set, tasks, jobs, plan, corpus, meanwhile)  # (each on one BLAS thread)
     per_fold = len(chains)
-    results = known + [
+    results = [
         {i: both for part in parts[k : k + per_fold] for i, both in part.items()}
         for k in range(0, len(parts), per_fold)
     ]
@@ -322,11 +313,6 @@ def _fold_scores(
     return scores
 
 
-def _calibrated_losses(scores: Scores, truth: np.ndarray) -> np.ndarray:
-    """Each labelled abstract's log loss, its scores calibrated by one temperature."""
-    return losses(calibrated(scores, fit_temperature(scores, truth), 0.0), truth)
-
-
 def _macro_f1(scores: Scores, truth: np.ndarray) -> float:
     from sklearn.metrics import f1_score
 
@@ -335,120 +321,33 @@ def _macro_f1(scores: Scores, truth: np.ndarray) -> float:
     )
 
 
-def _macro_f1_gap_noise(
-    truth: np.ndarray, predicted: dict[int, np.ndarray], top: int, plan: Plan
-) -> dict[int, float]:
-    """For each candidate's out-of-fold predictions, the standard error of its macro-F1 gap
-    to candidate ``top``'s, by a paired bootstrap of the labelled abstracts."""
-    n, k = len(truth), int(max(truth.max(), *(p.max() for p in predicted.values()))) + 1
-    present = np.unique(truth)
-    draws = np.random.default_rng(plan.random_state).multinomial(n, np.full(n, 1 / n), size=plan.noise_draws)
-    draws = draws.astype(np.float64)
-    truth_counts = draws @ np.eye(k)[truth]
-
-    def macro_f1s(guess: np.ndarray) -> np.ndarray:
-        right = draws @ (np.eye(k)[truth] * (guess == truth)[:, None])
-        total = truth_counts + draws @ np.eye(k)[guess]
-        f1 = np.divide(2 * right, total, out=np.zeros_like(right), where=total > 0)
-        return f1[:, present].mean(axis=1)
-
-    best = macro_f1s(predicted[top])
-    return {i: float(np.std(best - macro_f1s(guess))) for i, guess in predicted.items()}
-
-
 def select_settings(
     training_set: TrainingSet,
     base: TrainingSettings | None = None,
     plan: Plan = PLAN,
     corpus: Corpus | None = None,
 ) -> tuple[TrainingSettings, SettingsSelection, OutOfFold]:
-    """The point of the plan's grid (applied to ``base``) with the best cross-validated
-    macro-F1 (within the plan's tolerances, the one with the least calibrated log loss;
-    ``base`` itself when it is within both), how it was chosen, and its out-of-fold scores.
-    With k folds, the candidates are first narrowed down on one fold
-    (:func:`successive_halving`; without the plan's ``halving``: every one is cross-validated
-    in full, as the benchmark does to check the narrowing); the last ones are cross-validated
-    in full."""
+    """A plain grid search: every point of the plan's grid (applied to ``base``, by default
+    the defaults) cross-validated in full, and the one with the best macro-F1 chosen, unless
+    ``base`` is within the plan's ``selection_tolerance`` of it (then the settings we start
+    from stay: a difference that small is noise). Returns the settings, how they were chosen
+    (every candidate's macro-F1), and their out-of-fold scores."""
     grid_values = dict(plan.grid)
     base = base or default_settings(training_set.use_descriptions)
     grid = [dict(zip(grid_values, values)) for values in itertools.product(*grid_values.values())]
     candidates = [replace(base, **point) for point in grid]
+    results = out_of_fold_scores(training_set, candidates, plan, corpus)
     truth = training_set.label_indices()
-    first_fold, fold_scores = (
-        successive_halving(training_set, candidates, truth, plan, corpus) if plan.halving else ({}, {})
-    )
-    keep = max(plan.halving_keep, -(-len(candidates) // plan.halving_share))
-    ranked = sorted(first_fold, key=lambda i: -first_fold[i])  # stable: grid order among equals
-    finalists = sorted(ranked[:keep]) if first_fold else list(range(len(candidates)))
-    known = [fold_scores[i] for i in finalists] if first_fold else None
-    scored = out_of_fold_scores(training_set, [candidates[i] for i in finalists], known, plan, corpus)
-    results = dict(zip(finalists, scored))
-    f1 = {i: _macro_f1(results[i].scores, truth) for i in finalists}
-    losses = {i: _calibrated_losses(results[i].scores, truth) for i in finalists}
-    mean_loss = {i: float(losses[i].mean()) for i in finalists}
-    top = max(finalists, key=lambda i: f1[i])
-    noise = _macro_f1_gap_noise(
-        truth, {i: results[i].scores.raw.argmax(axis=1) for i in finalists}, top, plan
-    )
-    near_best = [
-        i for i in finalists if f1[i] >= f1[top] - max(plan.selection_tolerance, plan.noise_span * noise[i])
-    ]
-    best = min(near_best, key=lambda i: mean_loss[i])
-    # Differences within the tolerances or the noise: then the settings we start from stay.
-    unchanged = [
-        i
-        for i in near_best
-        if candidates[i] == base
-        and mean_loss[i] - mean_loss[best]
-        <= max(
-            plan.log_loss_tolerance, plan.noise_span * np.std(losses[i] - losses[best]) / np.sqrt(len(truth))
-        )
-    ]
-    best = unchanged[0] if unchanged else best
+    f1 = [_macro_f1(result.scores, truth) for result in results]
+    best = int(np.argmax(f1))
+    if base in candidates and f1[candidates.index(base)] >= f1[best] - plan.selection_tolerance:
+        best = candidates.index(base)
     selection = SettingsSelection(
         scheme=results[best].scheme,
-        criterion=f"macro_f1 (within {plan.selection_tolerance} or {plan.noise_criterion}: least calibrated "
-        "log loss)" + (f"; {plan.halving_criterion}" if first_fold else ""),
-        grid=tuple(
-            {
-                **point,
-                **({"first_fold_macro_f1": round(first_fold[i], 4)} if first_fold else {}),
-                **(
-                    {
-                        "macro_f1": round(f1[i], 4),
-                        "log_loss": round(mean_loss[i], 4),
-                        "noise": round(noise[i], 4),
-                    }
-                    if i in results
-                    else {}
-                ),
-            }
-            for i, point in enumerate(grid)
-        ),
+        criterion=f"macro_f1 (the defaults unless another is better by more than {plan.selection_tolerance})",
+        grid=tuple({**point, "macro_f1": round(f1[i], 4)} for i, point in enumerate(grid)),
     )
     return candidates[best], selection, results[best]
-
-
-def successive_halving(
-    training_set: TrainingSet,
-    candidates: list[TrainingSettings],
-    truth: np.ndarray,
-    plan: Plan = PLAN,
-    corpus: Corpus | None = None,
-) -> tuple[dict[int, float], dict[int, tuple[Scores, Scores]]]:
-    """Each candidate's macro-F1 on the first fold (fitted on its training abstracts, scored
-    on its held-out ones), by index, and its scores there (kept for the full
-    cross-validation); empty with leave-one-out (one abstract cannot tell candidates apart,
-    and the fits are small anyway) or with too few candidates to narrow."""
-    scheme, splits = folds(training_set, plan)
-    if scheme == "leave-one-out" or len(candidates) <= plan.halving_keep or len(truth) < plan.halving_from:
-        return {}, {}
-    train_index, test_index = splits[0]
-    tasks = [(candidates, chain, train_index, test_index, plan.probes_max) for chain in _chains(candidates)]
-    log.info("narrowing %s candidate settings down on one fold", len(candidates))
-    parts = _run_folds(training_set, tasks, default_jobs(), plan, corpus)
-    scores = {i: both for part in parts for i, both in part.items()}
-    return {i: _macro_f1(scores[i][0], truth[test_index]) for i in range(len(candidates))}, scores
 
 
 @dataclass(frozen=True)
@@ -624,28 +523,6 @@ def _scores(matrix, evidence: np.ndarray, coef: np.ndarray, intercept: np.ndarra
     return Scores(np.asarray(matrix @ coef.T), np.tile(intercept, (matrix.shape[0], 1)), evidence)
 
 
-def reusable_settings(
-    training_set: TrainingSet, previous: ModelCard | None, plan: Plan = PLAN
-) -> tuple[TrainingSettings, SettingsSelection] | None:
-    """The settings ``previous`` (the card of the model being replaced) chose by a search,
-    with how, when the labels changed little since (the plan's ``reuse_change``): labelled
-    texts added, removed, or given another area, compared text by text."""
-    if plan.search or previous is None or previous.settings_selection is None:
-        return None
-    if previous.slugs != training_set.slugs:
-        return None
-    before = previous.training_data.labels
-    if before is None or previous.training_data.uses_area_descriptions != training_set.use_descriptions:
-        return None
-    now = training_set.by_id()
-    changed = len(before.keys() ^ now.keys()) + sum(before[k] != now[k] for k in before.keys() & now.keys())
-    total = len(before)
-    if not total or changed > plan.reuse_change * total:
-        return None
-    why = f"{changed} labelled abstracts changed of {total}, within {plan.reuse_change:.0%}"
-    return previous.settings, replace(previous.settings_selection, reused=why)
-
-
 def choose_settings(
     training_set: TrainingSet,
     settings: TrainingSettings | None = None,
@@ -653,23 +530,32 @@ def choose_settings(
     plan: Plan = PLAN,
     corpus: Corpus | None = None,
 ) -> tuple[TrainingSettings, SettingsSelection | None]:
-    """The settings to train with: ``settings``; without them, those of the ``previous``
-    model's search when the labels changed little (:func:`reusable_settings`); else the
-    defaults, or the best of the plan's grid from its ``select_from`` labelled abstracts on
-    (with how they were chosen). The search's own out-of-fold scores are not
-    the figures: its fits start from one another (warm starts), and the figures are those of
-    the chosen settings cross-validated afresh, as ``tagger evaluate`` computes them."""
+    """The settings to train with: ``settings``; without them, a retrain keeps those of the
+    ``previous`` model (when it answers with the same areas, and learnt from area descriptions
+    as this training does), a first training has the defaults, and with the plan's ``search``
+    (``tagger train --search``) they are the best of its grid (:func:`select_settings`) from
+    its ``select_from`` labelled abstracts on (the labels' weight from ``weight_from`` on, with
+    descriptions), with how they were chosen. The search's own out-of-fold scores are not the
+    figures: its fits start from one another (warm starts), and the figures are those of the
+    chosen settings cross-validated afresh, as ``tagger evaluate`` computes them."""
     if settings is not None:
         return settings, None
-    if (reused := reusable_settings(training_set, previous, plan)) is not None:
-        return reused
+    base = default_settings(training_set.use_descriptions)
+    if not plan.search:
+        if (
+            previous is None
+            or previous.slugs != training_set.slugs
+            or previous.training_data.uses_area_descriptions != training_set.use_descriptions
+        ):
+            return base, None
+        kept = previous.settings_selection
+        return previous.settings, replace(kept, reused="kept from the model it replaces") if kept else None
     sample = _stratified_sample(training_set, plan.selection_sample, plan.random_state)
     grid: dict[str, tuple] = {}
     if len(training_set.labels) >= plan.select_from:
         grid.update(plan.grid)
     if training_set.use_descriptions and len(training_set.labels) >= plan.weight_from:
         grid.update(plan.weight_grid)
-    base = default_settings(training_set.use_descriptions)
     if not grid:
         return base, None
     chosen, selection, _ = select_settings(sample, base, plan.with_grid(grid), corpus)

@@ -150,11 +150,11 @@ def test_a_labels_file_with_its_columns_reordered_stays_readable(project, monkey
     assert written[0]["who"] == "ann"
 
 
-# -- 5. a retrain keeps the settings only when the labels themselves changed little --------
+# -- 5. a retrain keeps the settings of the model it replaces -------------------------------
 
 
 @pytest.mark.slow  # trains four times (2 s): in the slow run
-def test_a_different_corpus_of_the_same_counts_is_not_a_small_change(tmp_path, monkeypatch, capsys):
+def test_a_retrain_keeps_the_settings_said_once_and_the_search_s_own_record(tmp_path, monkeypatch, capsys):
     from tagger import training
     from tagger.labels import read_labelled_file
     from tagger.plan import Plan
@@ -162,22 +162,15 @@ def test_a_different_corpus_of_the_same_counts_is_not_a_small_change(tmp_path, m
     monkeypatch.chdir(tmp_path)
     first = [(f"Robots grasp object number {i} with tactile hands.", "bots") for i in range(12)]
     first += [(f"Proteins of family {i} fold into stable structures.", "bio") for i in range(12)]
-    second = [(f"Drones fly route {i} through dense forests.", "bots") for i in range(12)]
-    second += [(f"Genome {i} encodes a regulatory network of cells.", "bio") for i in range(12)]
     own_jsonl(tmp_path / "a.jsonl", first)
-    own_jsonl(tmp_path / "b.jsonl", second)
-    plan = Plan(select_from=20)  # a search on few labels, to be quick
+    plan = Plan(select_from=20, search=True)  # a search on few labels, to be quick
     training.train(read_labelled_file(tmp_path / "a.jsonl"), run=training.Run(plan=plan)).save(tmp_path / "m")
+    searched = json.loads((tmp_path / "m" / "model.json").read_text())["settings_selection"]
     assert main(["train", "--data", "a.jsonl", "--model", "m"]) == 0
     assert main(["train", "--data", "a.jsonl", "--model", "m"]) == 0
-    err = capsys.readouterr().err
-    assert "kept the settings" in err and "0 labelled abstracts changed of 24" in err
+    assert "kept the settings the previous model chose" in capsys.readouterr().err
     selection = json.loads((tmp_path / "m" / "model.json").read_text())["settings_selection"]
-    assert selection["reused"] == "0 labelled abstracts changed of 24, within 20%"  # once, not nested
-    assert "reused" not in selection["criterion"]  # the search's own criterion, kept as it was
-    assert main(["train", "--data", "b.jsonl", "--model", "m"]) == 0
-    err = capsys.readouterr().err
-    assert "kept the settings" not in err
+    assert selection == {**searched, "reused": "kept from the model it replaces"}  # once, not nested
 
 
 # -- 6. a user's file keeps its own delimiter ----------------------------------------------

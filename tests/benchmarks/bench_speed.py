@@ -488,7 +488,6 @@ WIDE_GRID = {
 
 def real_training(args, work: Path, library, checks: list) -> None:
     """6: training on the real labelled abstracts, against one plain fit (and the full search)."""
-    import dataclasses
 
     import devdata
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -525,9 +524,7 @@ def real_training(args, work: Path, library, checks: list) -> None:
         )
         if args.full_search:
             start = time.perf_counter()
-            settings, selection, out_of_fold = training.select_settings(
-                data, plan=dataclasses.replace(PLAN.with_grid(WIDE_GRID), halving=False)
-            )
+            settings, selection, out_of_fold = training.select_settings(data, plan=PLAN.with_grid(WIDE_GRID))
             full_f1 = training._macro_f1(out_of_fold.scores, data.label_indices())
             elapsed = time.perf_counter() - start
             print(
