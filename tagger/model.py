@@ -10,9 +10,7 @@ and leaves the model as it was.
 
 from __future__ import annotations
 
-import collections
 import contextlib
-import functools
 import hashlib
 import io
 import json
@@ -336,17 +334,7 @@ class Model:
                 where=str(weights_path),
                 fix="Restore the folder as it was written, or retrain with 'tagger train'.",
             )
-        key = json.dumps(data, sort_keys=True)  # (the card names its weights by their digest, checked above)
-        with _recent_lock:
-            if (recent := _recent.get(key)) is not None:
-                _recent.move_to_end(key)
-                return recent
-        model = cls._parse(card, data, weights, directory, card_path, weights_path)
-        with _recent_lock:
-            _recent[key] = model
-            while len(_recent) > RECENT_MODELS:
-                _recent.popitem(last=False)
-        return model
+        return cls._parse(card, data, weights, directory, card_path, weights_path)
 
     @classmethod
     def _parse(
@@ -439,13 +427,10 @@ def _require_regular_file(path: Path, what: str, limit: int | None = None) -> No
         )
 
 
-# Models read in this process, by their card (which names the weights by their digest): a
-# folder read again unchanged, or a copy of it (each `tagger.predict(texts, model=FOLDER)`,
-# each command run in one process), gives the model already read, its lookup tables built,
-# after the files are read and checked again. A few, as each holds its arrays.
+# Models read in this process, by folder (see load_model). A few, as each holds its arrays.
 RECENT_MODELS = 3
-_recent: collections.OrderedDict[str, Model] = collections.OrderedDict()
-_recent_lock = threading.Lock()
+_loaded: dict[str, tuple[tuple, Model]] = {}  # real folder -> its signature when read, the model
+_loaded_lock = threading.Lock()
 
 
 def _read_json(path: Path) -> dict:
@@ -581,30 +566,26 @@ def shipped_model_dir() -> Path:
     )
 
 
-@functools.lru_cache(maxsize=1)
-def _shipped_model() -> Model:
-    return Model.load(shipped_model_dir())
-
-
 def load_model(directory: str | os.PathLike | None = None) -> Model:
     """The model in ``directory``; without one, the model in ``./models`` when it holds one,
     else the shipped model (:func:`default_model_folder`: the command line's rule). A folder
     read before and unchanged since (each of its files the same by size, time and inode)
-    gives the model read then, without reading 30 MB again; :meth:`Model.load` always reads."""
-    directory = directory if directory is not None else default_model_folder()
+    gives the model read then (the one cache of models: each ``tagger.predict(texts,
+    model=FOLDER)`` and each command run in one process reads no weights again, its lookup
+    tables built); :meth:`Model.load` always reads."""
     if directory is None:
-        return _shipped_model()
+        directory = default_model_folder() or shipped_model_dir()
     real, signature = os.path.realpath(directory), _folder_signature(directory)
-    with _recent_lock:
-        seen = _unchanged.get(real)
+    with _loaded_lock:
+        seen = _loaded.get(real)
     if seen is not None and signature is not None and seen[0] == signature:
         return seen[1]
     model = Model.load(directory)
     if signature is not None:
-        with _recent_lock:
-            _unchanged[real] = (signature, model)
-            while len(_unchanged) > RECENT_MODELS:
-                _unchanged.pop(next(iter(_unchanged)))
+        with _loaded_lock:
+            _loaded[real] = (signature, model)
+            while len(_loaded) > RECENT_MODELS:
+                _loaded.pop(next(iter(_loaded)))
     return model
 
 
@@ -618,6 +599,3 @@ def _folder_signature(directory: str | os.PathLike) -> tuple | None:
     return tuple(
         sorted((name, inode, st.st_size, st.st_mtime_ns, st.st_ctime_ns) for name, inode, st in found)
     )
-
-
-_unchanged: dict[str, tuple[tuple, Model]] = {}  # real folder -> its signature when read, the model

@@ -194,19 +194,21 @@ def test_a_folder_without_a_model_is_a_clear_error(tmp_path):
 
 
 def test_a_folder_read_again_unchanged_gives_the_model_read_before(saved, tmp_path):
-    """A model folder is read and checked every time; files byte for byte as before (the same
-    folder, or a copy) give the model already read, its lookup tables built, instead of
-    parsing 291,247 terms again. Any change is read (and checked) anew."""
+    """A model folder unchanged since it was read (each file by size, times and inode) gives
+    the model already read, its lookup tables built, instead of parsing its terms again: one
+    cache, by folder. A copy is another folder, read; any change is read (and checked) anew."""
     import shutil
 
     first = load_model(saved)
     first.predict_proba(["robots"] * 100)  # a large batch: its lookup tables are built
     assert load_model(saved) is first
     shutil.copytree(saved, tmp_path / "copy")
-    assert load_model(tmp_path / "copy") is first
+    copy = load_model(tmp_path / "copy")
+    assert copy is not first and load_model(tmp_path / "copy") is copy
+    assert copy.predict_proba(["robots"]).tolist() == first.predict_proba(["robots"]).tolist()
     edit_card(tmp_path / "copy", created="2020-01-01T00:00:00+00:00")
     changed = load_model(tmp_path / "copy")
-    assert changed is not first and changed.card.created == "2020-01-01T00:00:00+00:00"
+    assert changed is not copy and changed.card.created == "2020-01-01T00:00:00+00:00"
     weights = next((tmp_path / "copy").glob("weights-*.npz"))
     weights.write_bytes(weights.read_bytes()[:-10])
     with pytest.raises(ModelError, match="does not match its model card"):
