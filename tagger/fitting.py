@@ -1,7 +1,7 @@
 """One fit of the recipe: the documents a classifier learns from (labelled abstracts, area
 descriptions, pseudo-labelled abstracts, each with its weight), the TF-IDF vectoriser and the
-logistic regression (scikit-learn), and the fitted pipeline the saved model reproduces. Training
-(:mod:`tagger.training`) and self-training (:mod:`tagger.selftraining`) both fit through here.
+logistic regression (scikit-learn), equal to the scikit-learn pipeline the tests build.
+Training (:mod:`tagger.training`) and self-training (:mod:`tagger.selftraining`) both fit through here.
 """
 
 from __future__ import annotations
@@ -77,18 +77,6 @@ COEFFICIENTS_MAX = 10_000_000
 def features_max(areas: int) -> int:
     """The most features a classifier of ``areas`` areas is given (see COEFFICIENTS_MAX)."""
     return COEFFICIENTS_MAX // max(areas, 1)
-
-
-def _vectorizer(settings: TrainingSettings, areas: int):
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    return TfidfVectorizer(
-        analyzer=settings.analyzer,
-        sublinear_tf=settings.sublinear_tf,
-        min_df=settings.min_df,
-        max_features=features_max(areas),
-        dtype=np.float64,
-    )
 
 
 def make_classifier(settings: TrainingSettings) -> BlendedClassifier:
@@ -200,7 +188,7 @@ def words_to_learn_from(training_set: TrainingSet):
 
 def tfidf(corpus: Corpus, texts: list[str], settings: TrainingSettings, areas: int):
     """The vocabulary (:class:`tagger.corpus.Vocabulary`) of ``texts`` and their TF-IDF
-    matrix, as the vectoriser of ``settings`` fits them (:func:`_vectorizer`)."""
+    matrix, as scikit-learn's ``TfidfVectorizer`` of ``settings`` fits them (the tests hold the two equal)."""
     vocabulary, rows = corpus.fit(
         corpus.rows(texts),
         settings.ngram_max,
@@ -232,16 +220,6 @@ class Fitted(NamedTuple):
         """The features' terms, in column order."""
         return [self.corpus.names[t] for t in self.vocabulary.terms.tolist()]
 
-    def pipeline(self, settings: TrainingSettings, areas: int):
-        """The same as scikit-learn's pipeline, TfidfVectorizer + LogisticRegression (for
-        comparisons: the model is exported from this fit itself, see tagger.training.export)."""
-        from sklearn.pipeline import Pipeline
-
-        vectorizer = _vectorizer(settings, areas)
-        vectorizer.vocabulary_ = self.vocabulary.mapping(self.corpus.names)
-        vectorizer.idf_ = self.vocabulary.idf
-        return Pipeline([("tfidf", vectorizer), ("classifier", self.classifier)])
-
 
 def fit(training_set: TrainingSet, settings: TrainingSettings, corpus: Corpus | None = None) -> Fitted:
     """The vectoriser and classifier fitted on the training set's documents, their TF-IDF
@@ -254,10 +232,3 @@ def fit(training_set: TrainingSet, settings: TrainingSettings, corpus: Corpus | 
             vocabulary, features = tfidf(corpus, texts, settings, len(training_set.slugs))
         classifier = make_classifier(settings).fit(features, areas, sample_weight=weights)
     return Fitted(corpus, vocabulary, classifier)
-
-
-def fit_pipeline(training_set: TrainingSet, settings: TrainingSettings, corpus: Corpus | None = None):
-    """The scikit-learn pipeline the saved model reproduces: TfidfVectorizer +
-    LogisticRegression, fitted on the training set's documents (see :func:`fit`). For
-    comparing with scikit-learn (tests, benchmarks); training exports :class:`Fitted` itself."""
-    return fit(training_set, settings, corpus).pipeline(settings, len(training_set.slugs))

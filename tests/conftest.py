@@ -146,3 +146,31 @@ def seed_model_folder(seed_model, tmp_path_factory):
 def retrained(training_set):
     """The shipped recipe run again on the repository's labels (takes a few seconds)."""
     return train(training_set)
+
+
+def sklearn_pipeline(fitted, settings, areas: int):
+    """The scikit-learn pipeline a fit equals (TfidfVectorizer + its classifier), for the tests
+    and benchmarks that compare the two: the model is exported from the fit itself."""
+    import numpy as np
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.pipeline import Pipeline
+
+    from tagger.fitting import features_max
+
+    vectorizer = TfidfVectorizer(
+        analyzer=settings.analyzer,
+        sublinear_tf=settings.sublinear_tf,
+        min_df=settings.min_df,
+        max_features=features_max(areas),
+        dtype=np.float64,
+    )
+    vectorizer.vocabulary_ = fitted.vocabulary.mapping(fitted.corpus.names)
+    vectorizer.idf_ = fitted.vocabulary.idf
+    return Pipeline([("tfidf", vectorizer), ("classifier", fitted.classifier)])
+
+
+def fit_pipeline(training_set, settings, corpus=None):
+    """:func:`sklearn_pipeline` of a fit on ``training_set``."""
+    from tagger.fitting import fit
+
+    return sklearn_pipeline(fit(training_set, settings, corpus), settings, len(training_set.slugs))

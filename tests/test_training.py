@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import SEED_FILES, SEEDS, run
+from conftest import SEED_FILES, SEEDS, run, sklearn_pipeline
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -77,7 +77,7 @@ def pipeline_and_model(labelled_sample, shipped):
         shipped.card, calibration=Calibration("none", 1.0), n_features=len(fitted.vocabulary.terms)
     )
     model = export(fitted, card)
-    pipeline = fitted.pipeline(shipped.card.settings, len(labelled_sample.slugs))  # (scikit-learn's)
+    pipeline = sklearn_pipeline(fitted, shipped.card.settings, len(labelled_sample.slugs))
     columns = [list(pipeline.classes_).index(area) for area in model.areas]  # scikit-learn sorts areas
     return pipeline, model, columns
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import pickle
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +48,10 @@ def scores_of(rows: list[dict], held: set, settings) -> dict:
 
     from tagger.calibration import Scores
     from tagger.features import evidence
-    from tagger.fitting import fit_pipeline
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/
+    from conftest import fit_pipeline
+
     from tagger.training import linear_weights, out_of_fold_scores
 
     base = repository_labels_without(rows)

@@ -35,12 +35,12 @@ from devdata import MAPPING, document, figures, load, load_mapping, parse_settin
 
 import tagger
 from tagger.evaluate import held_out_evaluation
-from tagger.fitting import fit_pipeline
 from tagger.labels import load_training_set
 from tagger.settings import TrainingSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
+from conftest import fit_pipeline  # noqa: E402
 from prose import stdlib_docstrings  # noqa: E402
 
 SHORT_TEXTS = ("We propose a new GAN for anime faces.", "hello world")
