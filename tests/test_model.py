@@ -377,10 +377,9 @@ def test_a_full_disk_while_saving_leaves_no_orphan_weights_and_says_what_to_do(
     card, taking the space a retry needs; the error had no fix."""
     import errno
 
-    from conftest import run
+    from conftest import SIX_LABELS, run
 
     import tagger.model
-    from tagger import cli
 
     seed_model.save(tmp_path / "models")
     before = sorted(p.name for p in (tmp_path / "models").iterdir())
@@ -399,15 +398,15 @@ def test_a_full_disk_while_saving_leaves_no_orphan_weights_and_says_what_to_do(
         other.save(tmp_path / "models")
     assert sorted(p.name for p in (tmp_path / "models").iterdir()) == before
 
-    def save(args):
-        raise error.value
-
-    monkeypatch.setattr(cli, "_command", lambda name: save)
-    status, _, err = run(capsys, "train")
-    assert status == 2 and err == (
+    data = tmp_path / "mine.csv"  # tagger train itself, on a disk that fills as it saves
+    data.write_text("abstract,area\n" + "".join(f'"{text}",{area}\n' for text, area in SIX_LABELS))
+    status, _, err = run(capsys, "train", "--data", data, "--model", tmp_path / "models")
+    assert status == 2 and err.endswith(
         f"tagger: {tmp_path / 'models' / 'model.json'}: No space left on device. Free some space and run it "
         "again (nothing was left half written).\n"
     )
+    assert sorted(p.name for p in (tmp_path / "models").iterdir()) == before
+    assert error.value.errno == errno.ENOSPC
 
 
 @given(st.lists(st.integers(-3, 3), max_size=40), st.integers(0, 45))
