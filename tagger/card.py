@@ -9,8 +9,6 @@ reports read its fields. The JSON nests the training settings as ``features`` an
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import types
 import typing
 from dataclasses import dataclass
@@ -250,17 +248,6 @@ class ModelCard:
         }
         fields = {**data, "settings": settings, "n_features": features.get("n_features")}
         return _build(cls, fields, "")
-
-    def prediction_digest(self) -> str:
-        """See :func:`prediction_digest`."""
-        return prediction_digest(self.to_dict())
-
-
-def prediction_digest(data: dict) -> str:
-    """SHA-256 of the parts of a card (as JSON data) that prediction reads. The weights file
-    holds it, so that a hand-edited card is noticed."""
-    parts = {key: data.get(key) for key in ("format_version", "areas", "features", "calibration", "review")}
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
 
 
 def plain(value):

@@ -17,7 +17,6 @@ from tagger.calibration import (
     fit_top_label,
     shrink_factor,
 )
-from tagger.card import prediction_digest
 from tagger.features import evidence
 from tagger.model import CARD_FILE, Model
 from tagger.reading import read_abstracts
@@ -91,7 +90,6 @@ def as_older_card(model, folder, version: int, drop: tuple[str, ...]) -> Model:
     weights = folder / card["weights_file"]
     with np.load(weights) as arrays:
         saved = {name: arrays[name] for name in arrays.files}
-    saved["card_sha256"] = np.frombuffer(prediction_digest(card).encode("ascii"), dtype=np.uint8)
     np.savez(weights, **saved)
     card["weights_sha256"] = hashlib.sha256(weights.read_bytes()).hexdigest()
     (folder / CARD_FILE).write_text(json.dumps(card))

@@ -137,7 +137,7 @@ def test_save_then_load_gives_the_same_model(seed_model, tmp_path):
     weights = list(tmp_path.glob("weights-*.npz"))
     assert len(weights) == 1 and {p.name for p in tmp_path.iterdir()} == {CARD_FILE, weights[0].name}
     with np.load(weights[0], allow_pickle=False) as arrays:  # plain arrays, no pickled objects
-        assert sorted(arrays.files) == ["card_sha256", "coef", "idf", "intercept", "vocabulary"]
+        assert sorted(arrays.files) == ["coef", "idf", "intercept", "vocabulary"]
 
 
 def test_saving_again_replaces_the_weights(seed_model, tmp_path):
