@@ -127,44 +127,86 @@ def open_file(path: Path) -> IO[bytes]:
         import zstandard
     except ImportError:
         raise ImportError("reading .zst files needs the zstandard package") from None
-    return io.BufferedReader(_Zstandard(open(path, "rb"), zstandard))  # (the file closed with it)
+    if not path.is_file():  # its frames are checked whole before it is read: a file read once can't be
+        raise InputError(
+            "a .zst that is not a regular file (a pipe?) cannot be checked whole before it is read",
+            where=display_name(path),
+            fix=f"Decompress it into tagger instead: zstd -dc {display_name(path)} | tagger predict -",
+        )
+    compressed = open(path, "rb")  # noqa: SIM115 (closed with the reader)
+    reader = zstandard.ZstdDecompressor().stream_reader(compressed, closefd=True, read_across_frames=True)
+    return io.BufferedReader(_FramesChecked(reader, path))
 
 
-class _Zstandard(io.RawIOBase):
-    """A zstandard file decompressed frame after frame, as it streams in: ``EOFError`` when
-    it ends inside a frame (cut short: zstandard's own stream reader ends there quietly, where
-    gzip, bzip2 and xz say so), and a corrupt block ``zlib.error``, as damage is for gzip."""
+class _FramesChecked(io.RawIOBase):
+    """A zstandard stream whose frames are checked to be whole before its first byte is
+    read: the decompressor itself ends quietly where a file was cut short (gzip, bzip2 and xz
+    say so)."""
 
-    def __init__(self, compressed: IO[bytes], zstandard) -> None:
-        self.compressed, self.zstandard = compressed, zstandard
-        self.frame = zstandard.ZstdDecompressor().decompressobj()
-        self.inside, self.ended, self.pending = False, False, b""
+    def __init__(self, reader, path: Path) -> None:
+        self.reader, self.path, self.checked = reader, path, False
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:
-        while not self.pending and not self.ended:
-            chunk = self.compressed.read(2**17)
-            if not chunk:
-                if self.inside:
-                    raise EOFError("compressed file ended before the end-of-stream marker was reached")
-                self.ended = True
-            out = []
-            try:
-                while chunk:
-                    out.append(self.frame.decompress(chunk))
-                    self.inside, chunk = not self.frame.eof, b""
-                    if self.frame.eof:  # the next frame, if any, starts with what is left
-                        chunk = self.frame.unused_data
-                        self.frame = self.zstandard.ZstdDecompressor().decompressobj()
-            except self.zstandard.ZstdError as error:  # a bad checksum, corrupt blocks: damaged
-                raise zlib.error(str(error)) from None
-            self.pending = b"".join(out)
-        size = min(len(buffer), len(self.pending))
-        buffer[:size], self.pending = self.pending[:size], self.pending[size:]
-        return size
+        if not self.checked:
+            self.checked = True
+            with open(self.path, "rb") as stream:
+                _check_zstd_frames(stream)
+        import zstandard
+
+        try:
+            return self.reader.readinto(buffer)
+        except zstandard.ZstdError as error:  # a bad checksum, corrupt blocks: damaged, as gzip's are
+            raise zlib.error(str(error)) from None
 
     def close(self) -> None:
-        self.compressed.close()
+        self.reader.close()
         super().close()
+
+
+ZSTD_MAGIC = 0xFD2FB528
+
+
+ZSTD_SKIPPABLE = range(0x184D2A50, 0x184D2A60)
+
+
+def _check_zstd_frames(stream: IO[bytes]) -> None:
+    """Walk the frames of a zstandard file by their headers (seeking past block contents),
+    and raise ``EOFError`` where it ends inside one (RFC 8878, section 3.1)."""
+    cut = EOFError("compressed file ended before the end-of-stream marker was reached")
+
+    def take(n: int) -> bytes:
+        data = stream.read(n)
+        if len(data) != n:
+            raise cut
+        return data
+
+    def skip(n: int) -> None:
+        if stream.tell() + n > size:
+            raise cut
+        stream.seek(n, io.SEEK_CUR)
+
+    size = stream.seek(0, io.SEEK_END)
+    stream.seek(0)
+    while stream.tell() < size:
+        magic = int.from_bytes(take(4), "little")
+        if magic in ZSTD_SKIPPABLE:
+            skip(int.from_bytes(take(4), "little"))
+            continue
+        if magic != ZSTD_MAGIC:
+            raise zlib.error("not zstandard data (no frame starts here)")
+        descriptor = take(1)[0]
+        single_segment = descriptor >> 5 & 1
+        content_size = (0, 2, 4, 8)[descriptor >> 6] or single_segment
+        dictionary = (0, 1, 2, 4)[descriptor & 3]
+        skip((0 if single_segment else 1) + dictionary + content_size)
+        while True:
+            header = int.from_bytes(take(3), "little")
+            kind, length = header >> 1 & 3, header >> 3
+            skip(1 if kind == 1 else length)
+            if header & 1:
+                break
+        if descriptor >> 2 & 1:
+            skip(4)  # the content checksum
