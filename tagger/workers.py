@@ -75,11 +75,7 @@ class Pool:
         except TaggerError:  # an error the user can fix, as the work raised it
             raise
         except BrokenProcessPool:
-            raise WorkerError(
-                f"a {self.job} worker process stopped before it finished",
-                fix="Run again"
-                + ("; --jobs 1 tags in this process alone." if self.job == "tagging" else "."),
-            ) from None
+            raise self._stopped() from None
         except MemoryError as error:
             raise WorkerError(
                 f"a {self.job} worker process ran out of memory ({error or 'MemoryError'})",

@@ -30,8 +30,8 @@ next to the plain pipeline's.
 6. with ``--abstracts``: training on the real labelled abstracts, once with each of two
    taxonomies (our mapping's areas, and the conferences' own categories), against one plain
    fit; with ``--full-search``, also the search training used to run (the 40 candidates of
-   WIDE_GRID, every one cross-validated in full), to check that the narrowed search (a
-   smaller grid, successive halving) reaches the same cross-validated macro-F1 (within 0.01);
+   WIDE_GRID, every one cross-validated in full), to check that the smaller grid of
+   ``tagger train --search`` reaches the same cross-validated macro-F1 (within 0.01);
 7. with ``--abstracts``: the labelling loop's retrain, as ``tagger train --unlabelled PILE
    --model DIR`` runs it after a user labelled 20 more abstracts: a model trained on all but
    the last 20 labelled abstracts (of areas with three or more) is replaced by one trained on all of them, learning from
@@ -311,7 +311,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, help="folder for the corpora (default: a temporary one)")
     parser.add_argument("--abstracts", type=Path, help="the development abstracts (JSON lines)")
     parser.add_argument("--mapping", type=Path, help="their categories -> areas (default: ours)")
-    parser.add_argument("--full-search", action="store_true", help="also the search without halving")
+    parser.add_argument("--full-search", action="store_true", help="also the search over the wide grid")
     parser.add_argument("--no-training", action="store_true", help="leave out 6 and 7 (with --abstracts)")
     parser.add_argument(
         "--project", action="store_true", help="8: training on the repository's own labels (labels/, seeds/)"
@@ -476,8 +476,8 @@ def main() -> None:
         print(f"  {name:60s} {value:6.2f} {comparison} {target:<5} {'met' if met else 'NOT MET'}")
 
 
-# The settings search before successive halving: every one of these candidates was
-# cross-validated in full. --full-search runs it to check the narrowed search against it.
+# The settings search's wider grid of before: --full-search runs it to check the smaller
+# grid of tagger train --search against it.
 WIDE_GRID = {
     "C": (0.3, 1.0, 3.0, 10.0, 30.0),
     "ngram_max": (1, 2),

@@ -29,11 +29,11 @@ class KeptInJson:
     it has a close one is a typo, and the file is refused as a CSV file would be; a name no
     record had is noted at the end (a column of nothing)."""
 
-    def __init__(self, source: Source, first: bool = True) -> None:
+    def __init__(self, source: Source) -> None:
         self.source = source
         self.keep = source.options.columns.keep
         self.active = bool(self.keep) and self.keep != KEEP_ALL
-        self.first = first  # (False: a piece of a file, whose first record was read before)
+        self.first = True  # (until the first record is checked)
         self.unseen = {name.lower(): name for name in self.keep} if self.active else {}
 
     def check(self, value, where: str) -> InputError | None:
@@ -167,15 +167,11 @@ def _json_record(value, text: str, line: int, where: str, columns: Columns) -> R
 
 
 def records_of_json_values(
-    source: Source,
-    values: Iterator[tuple[object, str, int, str] | InputError],
-    kept: KeptInJson | None = None,
+    source: Source, values: Iterator[tuple[object, str, int, str] | InputError]
 ) -> Iterator[Record | InputError]:
     """The records of a JSON file's values (value, its text, line, where) or errors, with
-    ``--keep`` checked (see :class:`KeptInJson`; one given is the file's, kept across
-    the parts it is read in, and finished by its caller)."""
-    finish = kept is None
-    kept = kept or KeptInJson(source)
+    ``--keep`` checked (see :class:`KeptInJson`)."""
+    kept = KeptInJson(source)
     for item in values:
         if isinstance(item, InputError):
             yield item
@@ -186,8 +182,7 @@ def records_of_json_values(
             yield typo
             return
         yield _json_record(value, text, line, where, source.options.columns)
-    if finish:
-        kept.finish()
+    kept.finish()
 
 
 def read_jsonl_records(source: Source) -> Iterator[Record | InputError]:
