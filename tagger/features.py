@@ -108,8 +108,9 @@ def word_spans(text: str) -> list[tuple[str, int, int]]:
     """The words of ``text``, exactly as :func:`words` gives them, each with the offsets in
     ``text`` of the characters it was read from (a broken word spans its hyphen and line end).
     The same steps, each tracking where every character came from: words joined, NFKC and
-    lower case a character at a time where that gives what the whole text gives (else a run
-    between spaces at a time, else the whole text as one place), LaTeX commands and links
+    lower case a character at a time where that gives what the whole text gives (else a word,
+    or what is between words, at a time, else a run between spaces, else the whole text as one
+    place), LaTeX commands and links
     blanked (not removed: the offsets stay), then ``\\w+``. Slower than :func:`words`: for
     showing terms, not for tagging."""
     joined: list[str] = []
@@ -134,9 +135,11 @@ def _lowered_with_origin(text: str, origin: list[tuple[int, int]]) -> tuple[str,
     whole = change(text)
     if text.isascii() or (len(whole) == len(text) and whole == "".join(map(change, text))):
         return whole, origin  # (one character for one: ASCII, and most text)
-    runs = [m.span() for m in re.finditer(r"\s+|\S+", text)]
-    if whole == "".join(change(text[a:b]) for a, b in runs):
-        pieces = [(change(text[a:b]), a, b) for a, b in runs]
+    for pattern in (r"\w+|\W+", r"\s+|\S+"):  # words and what is between them, else runs between spaces
+        runs = [m.span() for m in re.finditer(pattern, text)]
+        if whole == "".join(change(text[a:b]) for a, b in runs):
+            pieces = [(change(text[a:b]), a, b) for a, b in runs]
+            break
     else:
         pieces = [(whole, 0, len(text))]
     out: list[tuple[int, int]] = []

@@ -461,6 +461,20 @@ def test_highlights_mark_whole_words_of_the_terms_in_order(pieces, singles, pair
     assert covered == term_words  # and every term's word is marked
 
 
+@pytest.mark.parametrize(
+    ("text", "spans"),
+    [
+        ("AΣ-0A", [("aς", 0, 2), ("0a", 3, 5)]),  # a final sigma: lower case depends on what follows
+        ("AΣ-BA and ΟΔΟΣ", [("aς", 0, 2), ("ba", 3, 5), ("and", 6, 9), ("οδος", 10, 14)]),
+    ],
+)
+def test_a_word_whose_case_depends_on_its_neighbours_keeps_its_own_offsets(text, spans):
+    """The thorough property test found 'AΣ-0A': lower case a character at a time gives σ, the
+    whole text ς, so the run between spaces was one place and both words spanned all of it
+    (the page then marked a word that is no term)."""
+    assert word_spans(text) == spans
+
+
 @pytest.mark.slow  # starts a page server process or two (2-6 s): in the slow run
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
 def test_a_server_stopped_or_killed_keeps_every_answer_given(project, how):
