@@ -469,8 +469,8 @@ def test_highlights_mark_whole_words_of_the_terms_in_order(pieces, singles, pair
     ],
 )
 def test_a_word_whose_case_depends_on_its_neighbours_keeps_its_own_offsets(text, spans):
-    """The thorough property test found 'AΣ-0A': lower case a character at a time gives σ, the
-    whole text ς, so the run between spaces was one place and both words spanned all of it
+    """The thorough property test found 'AΣ-0A': lower case a character at a time gives a small sigma, the
+    whole text a final one, so the run between spaces was one place and both words spanned all of it
     (the page then marked a word that is no term)."""
     assert word_spans(text) == spans
 
