@@ -23,11 +23,10 @@ from .calibration import (
     TopLabelMap,
 )
 from .errors import ModelError, TaggerError
-from .settings import BEFORE, FEATURE_FIELDS, TrainingSettings
+from .settings import FEATURE_FIELDS, TrainingSettings
 
-# 2: the calibration has an evidence scale (a version-1 card reads as evidence scale 0).
-# 3: and a top-label map, and says what it was fitted on (a version-2 card reads as no map).
-FORMAT_VERSION = 3
+# The card's format: a card of another version is refused, with how to mend it (retrain).
+FORMAT_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -43,8 +42,8 @@ class TrainingData:
     labelled_abstracts: int
     uses_area_descriptions: bool
     # the area of each labelled abstract, by its text id (see TrainingSet.by_id):
-    # what a retrain compares its labels with (cards written before it have none)
-    labels: dict | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
+    # what a retrain compares its labels with
+    labels: dict
 
 
 @dataclass(frozen=True)
@@ -84,10 +83,10 @@ class Calibration:
     top_slope: float = 1.0
     top_offset: float = 0.0
     top_evidence: float = 0.0
-    # what the calibration was fitted on (cards written before it do not say)
+    # what the calibration was fitted on
     fitted_on: str | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
     # the most confidence the labels can back: (n + 1) / (n + k) for n labels of k areas
-    # (cards written before it have none: no ceiling)
+    # (none: no ceiling, as for a model of area descriptions without labels)
     ceiling: float | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
 
     def __post_init__(self) -> None:
@@ -159,22 +158,6 @@ class Evaluation:
 
 
 @dataclass(frozen=True)
-class HeldOutEvaluation:
-    """How the model did on labelled abstracts it was not trained on (recorded by whoever
-    measured it, for example ``tests/benchmarks/bench_transfer.py --record``)."""
-
-    data: str  # what the abstracts are, and where their areas come from
-    sha256: str  # of the abstracts' texts and areas
-    abstracts: int
-    accuracy: float
-    macro_f1: float
-    ece: float
-    flagged: float  # share below the review threshold
-    accuracy_unflagged: float
-    command: str
-
-
-@dataclass(frozen=True)
 class ModelCard:
     format_version: int
     created: str
@@ -189,7 +172,6 @@ class ModelCard:
     evaluation: Evaluation
     versions: dict
     unlabelled: Unlabelled | None = None
-    held_out: tuple[HeldOutEvaluation, ...] = ()
 
     def __post_init__(self) -> None:
         _require(len(self.areas) >= 2, "areas (a model needs at least two)")
@@ -207,11 +189,7 @@ class ModelCard:
         n_features = data.pop("n_features")
         features = {
             "analyzer": {"ngram_max": settings["ngram_max"]},
-            **{
-                k: settings[k]
-                for k in FEATURE_FIELDS  # (one added later, as it was before: left out, as cards had it)
-                if k != "ngram_max" and not (k in BEFORE and settings[k] == BEFORE[k])
-            },
+            **{k: settings[k] for k in FEATURE_FIELDS if k != "ngram_max"},
             "n_features": n_features,
         }
         classifier = {
@@ -239,12 +217,8 @@ class ModelCard:
             raise ValueError("the model card lacks or garbles features.analyzer")
         settings = {
             "ngram_max": analyzer.get("ngram_max"),
-            **{k: features.get(k, BEFORE.get(k)) for k in FEATURE_FIELDS if k != "ngram_max"},
-            **{
-                k: classifier.get(k, BEFORE.get(k))  # settings added later: see settings.BEFORE
-                for k in TrainingSettings.field_names()
-                if k not in FEATURE_FIELDS and (k in classifier or k in BEFORE)
-            },
+            **{k: features.get(k) for k in FEATURE_FIELDS if k != "ngram_max"},
+            **{k: classifier.get(k) for k in TrainingSettings.field_names() if k not in FEATURE_FIELDS},
         }
         fields = {**data, "settings": settings, "n_features": features.get("n_features")}
         return _build(cls, fields, "")
@@ -321,14 +295,16 @@ def _join(where: str, name: str) -> str:
 def read_card(data: Any, where: str) -> ModelCard:
     """The card of JSON ``data`` read from ``where``, or a clear :class:`ModelError`."""
     version = data.get("format_version") if isinstance(data, dict) else None
-    if isinstance(version, int) and version > FORMAT_VERSION:
+    if isinstance(version, int) and not isinstance(version, bool) and version != FORMAT_VERSION:
+        newer = version > FORMAT_VERSION
         raise ModelError(
-            f"model format {version!r} is newer than this tagger reads ({FORMAT_VERSION})",
+            f"model format {version} was written by {'a newer' if newer else 'an earlier'} tagger "
+            f"(this one reads format {FORMAT_VERSION})",
             where=where,
-            fix=f"Upgrade tagger ({install_hint()}), or retrain the model with this version.",
+            fix=(f"Upgrade tagger ({install_hint()}), or retrain" if newer else "Retrain")
+            + " the model with this version: tagger train (the labels are unchanged).",
         )
     try:
-        card = ModelCard.from_dict(data)
+        return ModelCard.from_dict(data)
     except ValueError as error:
         raise ModelError(str(error), where=where, fix="Retrain with 'tagger train'.") from None
-    return dataclasses.replace(card, format_version=FORMAT_VERSION)  # read into this version's schema

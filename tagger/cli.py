@@ -515,7 +515,7 @@ def _test_model(args: argparse.Namespace):
         )
     model = load_model(args.model)
     test = _project(args).training_set()
-    seen = model.card.training_data.labels or {}
+    seen = model.card.training_data.labels
     trained_on = sum(text_id in seen for text_id in test.ids)
     if trained_on:
         say(

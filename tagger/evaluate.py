@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ._version import install_hint
-from .card import Evaluation, HeldOutEvaluation, Review
+from .card import Evaluation, Review
 from .errors import UsageError
 from .prediction import right
 
@@ -229,32 +229,6 @@ def test_model(
         accuracy_unflagged=accuracy,
     )
     return evaluation, review, confidence, correct
-
-
-def held_out_evaluation(
-    model, texts: Sequence[str], areas: Sequence[str], data: str, command: str
-) -> HeldOutEvaluation:
-    """The figures of ``model`` on labelled abstracts it was not trained on."""
-    import hashlib
-    import json
-
-    probabilities = model.predict_proba(list(texts))
-    figures = summary(list(areas), probabilities, model.areas)
-    confidence = probabilities.max(axis=1)
-    correct = right(probabilities, np.array([list(model.areas).index(a) for a in areas], dtype=int))
-    flagged, accuracy_unflagged = flagged_figures(confidence, correct, model.review_threshold)
-    payload = json.dumps([list(texts), list(areas)], ensure_ascii=False).encode("utf-8")
-    return HeldOutEvaluation(
-        data=data,
-        sha256=hashlib.sha256(payload).hexdigest(),
-        abstracts=len(texts),
-        accuracy=figures["accuracy"],
-        macro_f1=figures["macro_f1"],
-        ece=figures["ece"],
-        flagged=flagged,
-        accuracy_unflagged=accuracy_unflagged,
-        command=command,
-    )
 
 
 def possible_label_errors(

@@ -308,7 +308,7 @@ class Project:
         naming texts that were all trained on)."""
         from .labelstore import ProjectLabels
 
-        digests = set(model.card.training_data.labels or {})
+        digests = set(model.card.training_data.labels)
         names = set(digests)
         if not self.data and (Path(self.labels) / LABELS_FILE).is_file():
             store = ProjectLabels(self.labels, self.abstracts[0])

@@ -13,10 +13,6 @@ from .features import TextAnalyzer
 # The fields that decide which features come out of a text (the rest fit the classifier).
 FEATURE_FIELDS = ("ngram_max", "sublinear_tf", "min_df", "pair_min_df")
 
-# What a setting was before it existed: a model card written before lacks it, and reads back
-# as the model it describes was trained (its retrain keeps the same recipe).
-BEFORE: dict[str, object] = {"bayes_weight": 0.0, "pair_min_df": 1, "no_area_weight": 1.0}
-
 
 @dataclass(frozen=True)
 class TrainingSettings:

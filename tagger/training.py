@@ -707,10 +707,10 @@ def trained_said(card: ModelCard, not_learnt: int) -> str:
 
 def new_since(training_set: TrainingSet, card: ModelCard | None) -> list[int]:
     """The labelled abstracts (indices) that ``card``'s model was not trained on with their
-    label: new since, or given another area (none when the card does not record its labels)."""
-    before = card.training_data.labels if card is not None else None
-    if before is None:
+    label: new since, or given another area (none without a card)."""
+    if card is None:
         return []
+    before = card.training_data.labels
     return [
         i
         for i, (digest, label) in enumerate(zip(training_set.ids, training_set.labels))

@@ -1,6 +1,3 @@
-import hashlib
-import json
-
 import numpy as np
 import pytest
 from conftest import SEED_FILES
@@ -18,7 +15,6 @@ from tagger.calibration import (
     shrink_factor,
 )
 from tagger.features import evidence
-from tagger.model import CARD_FILE, Model
 from tagger.reading import read_abstracts
 
 SEED_TEXTS = [a.text for a in read_abstracts(SEED_FILES)]
@@ -77,47 +73,6 @@ def test_text_with_little_evidence_is_unsure_and_flagged(shipped):
 def test_a_short_clear_sentence_gets_its_area():
     assert predict("We propose a new GAN for anime faces.").area == "generative"
     assert predict("We prove a regret bound for contextual bandits.").area == "theory"
-
-
-def as_older_card(model, folder, version: int, drop: tuple[str, ...]) -> Model:
-    """``model`` saved in ``folder`` as a card of an earlier format, without the calibration
-    fields ``drop`` (with the digests made again, as that version wrote them), loaded."""
-    model.save(folder)
-    card = json.loads((folder / CARD_FILE).read_text())
-    card["format_version"] = version
-    for name in drop:
-        card["calibration"].pop(name, None)
-    weights = folder / card["weights_file"]
-    with np.load(weights) as arrays:
-        saved = {name: arrays[name] for name in arrays.files}
-    np.savez(weights, **saved)
-    card["weights_sha256"] = hashlib.sha256(weights.read_bytes()).hexdigest()
-    (folder / CARD_FILE).write_text(json.dumps(card))
-    return Model.load(folder)
-
-
-TOP_LABEL_FIELDS = ("top_slope", "top_offset", "top_evidence", "fitted_on")
-
-
-def test_a_version_1_model_still_loads_without_evidence_shrinkage(seed_model, tmp_path):
-    """Models trained before the evidence scale existed keep predicting as they did."""
-    old = as_older_card(seed_model, tmp_path, 1, ("evidence_scale", *TOP_LABEL_FIELDS))
-    assert old.card.calibration.evidence_scale == 0.0
-    scores = old.decision_function(["hello world"])
-    expected = np.exp(scores / old.temperature) / np.exp(scores / old.temperature).sum()
-    np.testing.assert_allclose(old.predict_proba(["hello world"]), expected)
-
-
-def test_a_version_2_model_still_loads_without_the_top_label_map(seed_model, tmp_path):
-    old = as_older_card(seed_model, tmp_path, 2, (*TOP_LABEL_FIELDS, "ceiling"))  # (cards before either)
-    calibration = old.card.calibration
-    assert calibration.top_label.is_identity and calibration.fitted_on is None
-    texts = [*SEED_TEXTS[:5], "hello world"]
-    matrix, known = old.features.transform_with_evidence(texts)
-    scores = old._scores(matrix, known)
-    np.testing.assert_allclose(
-        old.predict_proba(texts), calibrated(scores, calibration.temperature, calibration.evidence_scale)
-    )
 
 
 def test_the_shipped_card_says_what_its_calibration_was_fitted_on(shipped):

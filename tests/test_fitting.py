@@ -85,14 +85,13 @@ def test_candidates_differing_in_naive_bayes_are_scored_each_with_its_own(seed_s
         np.testing.assert_allclose(scored.scores.raw, alone.scores.raw, atol=1e-6)
 
 
-def test_a_card_written_before_naive_bayes_reads_as_the_regression_alone(shipped):
+@pytest.mark.parametrize(("part", "name"), [("classifier", "bayes_weight"), ("features", "pair_min_df")])
+def test_a_card_without_a_setting_is_refused_naming_it(shipped, part, name):
+    """Not read as today's default: a model is described by every setting it was trained with."""
     data = json.loads(json.dumps(shipped.card.to_dict()))
-    del data["classifier"]["bayes_weight"]
-    del data["classifier"]["bayes_smoothing"]
-    data["classifier"]["type"] = "LogisticRegression"
-    settings_ = ModelCard.from_dict(data).settings
-    assert settings_.bayes_weight == 0.0
-    assert settings_.bayes_smoothing == TrainingSettings().bayes_smoothing
+    del data[part][name]
+    with pytest.raises(ValueError, match=rf"lacks or garbles settings\.{name}"):
+        ModelCard.from_dict(data)
 
 
 @pytest.mark.parametrize(

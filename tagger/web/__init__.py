@@ -283,7 +283,7 @@ def labelling_app(
                 tagged.clear()
                 tagged["predictions"] = current.predict([a.document for a in sample])
                 tagged["model"] = current
-            trained = set(current.card.training_data.labels or {})
+            trained = set(current.card.training_data.labels)
             overview = overview_of(
                 sample, tagged["predictions"], labels.current(), trained, NONE in current.areas
             )

@@ -34,7 +34,6 @@ import numpy as np
 from devdata import MAPPING, document, figures, load, load_mapping, parse_settings
 
 import tagger
-from tagger.evaluate import held_out_evaluation
 from tagger.labels import load_training_set
 from tagger.settings import TrainingSettings
 
@@ -78,21 +77,6 @@ def plain(docs: list[str], project: Path = ROOT, strong: bool = False) -> tuple[
         vectorizer, classifier = TfidfVectorizer(), LogisticRegression()
     pipeline = make_pipeline(vectorizer, classifier).fit(labelled.texts, labelled.labels)
     return list(pipeline.predict(docs)), pipeline.predict_proba(docs).max(axis=1)
-
-
-def record(docs: list[str], truth: list[str], n_areas: int) -> None:
-    """The shipped model's figures on these abstracts, written into its card."""
-    shipped = tagger.load_model(ROOT / "models")
-    evaluation = held_out_evaluation(
-        shipped,
-        docs,
-        truth,
-        data=f"{len(docs)} ICML 2015-16 and NeurIPS 2016 abstracts (development data, not shipped), "
-        f"areas from tests/benchmarks/dev-area-mapping.json ({n_areas} areas)",
-        command="python tests/benchmarks/bench_transfer.py CONFERENCE.jsonl --record (CONFERENCE.jsonl: that development file)",
-    )
-    shipped.with_card(held_out=(evaluation,)).save(ROOT / "models")
-    print(f"recorded in {ROOT / 'models' / 'model.json'}: {evaluation}")
 
 
 def reliability(model: tagger.Model, docs: list[str], truth: list[str]) -> None:
@@ -142,11 +126,6 @@ def main() -> None:
         type=Path,
         nargs="+",
         help="with --retrain: also train with these abstracts as the unlabelled pile (self-training)",
-    )
-    parser.add_argument(
-        "--record",
-        action="store_true",
-        help="write the shipped model's figures into its card (models/model.json) as a held-out evaluation",
     )
     parser.add_argument(
         "--sweep",
@@ -202,8 +181,6 @@ def main() -> None:
         reliability(model, docs, truth)
     if args.misses:
         confident_misses(next(iter(models.values())), rows, docs, args.misses)
-    if args.record:
-        record(docs, truth, len(counts))
     print_row("descriptions only", figures(truth, descriptions_only(docs), None))
     print_row("plain (seeds)", figures(truth, *plain(docs)))
     print_row("plain, careful", figures(truth, *plain(docs, args.project, strong=True)))
