@@ -27,7 +27,6 @@ import numpy as np
 
 from .errors import InputError, WorkerError
 from .model import Model
-from .prediction import Prediction, predictions
 from .reading import Abstract
 from .workers import Pool, can_fork
 
@@ -112,19 +111,6 @@ def chunked(items: Iterable, size: int = CHUNK_SIZE) -> Iterator[list]:
     """Lists of ``size`` consecutive items (the last one shorter), read as they are needed."""
     iterator = iter(items)
     return iter(lambda: list(itertools.islice(iterator, size)), [])
-
-
-def tag_abstracts(
-    abstracts: Iterable[Abstract],
-    model: Model,
-    *,
-    review_below: float | None = None,
-    jobs: int = 1,
-    chunk_size: int = CHUNK_SIZE,
-) -> Iterator[tuple[Abstract, Prediction]]:
-    """Each abstract with its prediction, in input order."""
-    for chunk, probabilities in tag_blocks(abstracts, model, jobs=jobs, chunk_size=chunk_size):
-        yield from zip(chunk, predictions(probabilities, model.areas, model.threshold(review_below)))
 
 
 def _in_parallel(units: Iterator[Unit], model: Model, jobs: int) -> Iterator[tuple[list, np.ndarray]]:

@@ -3,7 +3,7 @@
 A text's calibrated probabilities are ``softmax((g * scores + intercept) / T)``: ``T`` is one
 temperature, and ``g = e / (e + s)`` shrinks the scores of a text with little evidence
 toward uniform, where ``e`` is the text's evidence (its words that are features of the model,
-discounted by the share of its words that are not: :func:`tagger.features.evidence`) and
+discounted by the share of its words that are not: :func:`tagger.features.evidence_from_counts`) and
 ``s`` is the evidence scale. A text with no known word gets every area alike; a long abstract gets
 ``g`` close to 1. Both ``T`` and ``s`` are fitted (least log loss) on cross-validated scores:
 those of the held-out labelled abstracts and of the same abstracts cut short (their first
@@ -63,7 +63,7 @@ def softmax(scores: np.ndarray) -> np.ndarray:
 class Scores:
     """What a linear model says about texts before calibration: ``linear`` (texts x areas,
     the feature part of the scores), ``intercept`` (texts x areas; -inf for an area the
-    model never saw) and ``evidence`` (per text, see :func:`tagger.features.evidence`)."""
+    model never saw) and ``evidence`` (per text, see :func:`tagger.features.evidence_from_counts`)."""
 
     linear: np.ndarray
     intercept: np.ndarray

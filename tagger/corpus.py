@@ -197,13 +197,14 @@ class Corpus:
         return tfidf_rows(entry_doc, entry_column, counts, shape, vocabulary.idf, vocabulary.sublinear_tf)
 
     def known_words(self, vocabulary: Vocabulary, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:func:`tagger.features.known_words` of ``rows`` with the features of ``vocabulary``."""
+        """How many words of each of ``rows`` that are not stop words are features of
+        ``vocabulary`` (with repeats), and how many such words each has."""
         terms, doc = self._terms(rows, 1)
         known = np.bincount(doc[_columns(vocabulary, terms) >= 0], minlength=len(rows))
         return known, np.array([self._content[r] for r in rows.tolist()], dtype=np.int64)
 
     def evidence(self, vocabulary: Vocabulary, rows: np.ndarray) -> np.ndarray:
-        """:func:`tagger.features.evidence` of ``rows`` with the features of ``vocabulary``."""
+        """:func:`tagger.features.evidence_from_counts` of ``rows`` with the features of ``vocabulary``."""
         return evidence_from_counts(*self.known_words(vocabulary, rows))
 
 

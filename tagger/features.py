@@ -185,7 +185,7 @@ class TextAnalyzer:
 
     def analyse(self, text: str) -> Analysis:
         """The terms of ``text`` (single words first, then pairs), how many of them are single
-        words, and how many of its words are not stop words (see :func:`known_words`)."""
+        words, and how many of its words are not stop words (see :func:`evidence_from_counts`)."""
         found = [word for word in words(text) if word not in STOP_WORDS]
         keep = [is_term(word) for word in found]
         terms = [word for word, kept in zip(found, keep) if kept]
@@ -559,23 +559,10 @@ def _arrow_strings(strings: list[str], table: bytes | None = None):
     )
 
 
-def evidence(texts: Sequence[str], vocabulary) -> np.ndarray:
-    """Per text, the evidence a model with ``vocabulary`` (a container of terms) has about
-    it: ``k * k / w``, where ``w`` counts the text's words that are not stop words and ``k``
-    those of them that are features (with repeats). It grows with the words the model knows,
-    and falls when most of the text is about something the model does not know."""
-    return evidence_from_counts(*known_words(texts, vocabulary))
-
-
-def known_words(texts: Sequence[str], vocabulary) -> tuple[np.ndarray, np.ndarray]:
-    """Per text, how many of its words that are not stop words are features of ``vocabulary``
-    (with repeats), and how many such words it has."""
-    found = [[word for word in words(text) if word not in STOP_WORDS] for text in texts]
-    return np.array([sum(word in vocabulary for word in text) for text in found]), np.array(
-        [len(text) for text in found]
-    )
-
-
 def evidence_from_counts(known: np.ndarray, content_words: np.ndarray) -> np.ndarray:
+    """Per text, the evidence a model has about it: ``k * k / w``, where ``w`` counts the
+    text's words that are not stop words (``content_words``) and ``k`` those of them that are
+    features (``known``, with repeats). It grows with the words the model knows, and falls
+    when most of the text is about something the model does not know."""
     known = known.astype(np.float64)
     return np.divide(known * known, content_words, out=np.zeros_like(known), where=content_words > 0)

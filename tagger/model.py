@@ -120,10 +120,6 @@ class Model:
             return self.review_threshold
         return number(review_below, "review_below")
 
-    def with_card(self, **changes) -> Model:
-        """A copy of this model with some card fields replaced (the arrays are shared)."""
-        return Model(replace(self.card, **changes), self.vocabulary, self.idf, self.coef, self.intercept)
-
     # -- prediction -------------------------------------------------------------------------
 
     def tfidf(self, texts: Sequence[str]):

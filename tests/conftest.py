@@ -174,3 +174,35 @@ def fit_pipeline(training_set, settings, corpus=None):
     from tagger.fitting import fit
 
     return sklearn_pipeline(fit(training_set, settings, corpus), settings, len(training_set.slugs))
+
+
+def with_card(model, **changes):
+    """A copy of ``model`` with some card fields replaced (the arrays shared)."""
+    from dataclasses import replace
+
+    from tagger.model import Model
+
+    return Model(replace(model.card, **changes), model.vocabulary, model.idf, model.coef, model.intercept)
+
+
+def tag_abstracts(abstracts, model, *, jobs=1, chunk_size=None):
+    """Each abstract with its prediction, in input order (the batch's blocks, one by one)."""
+    from tagger.batch import CHUNK_SIZE, tag_blocks
+    from tagger.prediction import predictions
+
+    for chunk, probabilities in tag_blocks(abstracts, model, jobs=jobs, chunk_size=chunk_size or CHUNK_SIZE):
+        yield from zip(chunk, predictions(probabilities, model.areas, model.review_threshold))
+
+
+def evidence(texts, vocabulary):
+    """The evidence a model with ``vocabulary`` (a container of terms) has about each text,
+    counted plainly, word by word: ``k * k / w``, ``w`` the text's words that are not stop words
+    and ``k`` those of them that are features (with repeats). The reference the model's and
+    training's fast counts are checked against."""
+    import numpy as np
+
+    from tagger.features import STOP_WORDS, evidence_from_counts, words
+
+    found = [[word for word in words(text) if word not in STOP_WORDS] for text in texts]
+    known = np.array([sum(word in vocabulary for word in text) for text in found], dtype=np.int64)
+    return evidence_from_counts(known, np.array([len(text) for text in found], dtype=np.int64))

@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from conftest import SEED_FILES
+from conftest import SEED_FILES, evidence
 from hypothesis import example, given
 from hypothesis import strategies as st
 from prose import stdlib_docstrings
@@ -14,7 +14,6 @@ from tagger.calibration import (
     fit_top_label,
     shrink_factor,
 )
-from tagger.features import evidence
 from tagger.reading import read_abstracts
 
 SEED_TEXTS = [a.text for a in read_abstracts(SEED_FILES)]

@@ -5,7 +5,7 @@ import json
 import multiprocessing
 
 import pytest
-from conftest import copy_project
+from conftest import copy_project, with_card
 
 from tagger import Model
 from tagger.errors import TaggerError
@@ -80,7 +80,7 @@ def small_models(shipped) -> list[Model]:
         shipped.coef[:, keep],
         shipped.intercept,
     )
-    other = small.with_card(review=dataclasses.replace(small.card.review, threshold=0.6))
+    other = with_card(small, review=dataclasses.replace(small.card.review, threshold=0.6))
     return [small, other]
 
 

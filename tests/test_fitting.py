@@ -141,10 +141,11 @@ def test_a_corpus_makes_the_matrices_of_scikit_learn_bit_for_bit(
     """Training analyses each text once (tagger.corpus) and makes every fold's TF-IDF matrix
     with numpy: the very numbers, columns and order within each row that TfidfVectorizer
     makes, and the same errors, whatever texts the corpus analysed before."""
+    from conftest import evidence
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     from tagger.corpus import Corpus
-    from tagger.features import TextAnalyzer, evidence
+    from tagger.features import TextAnalyzer
 
     vectorizer = TfidfVectorizer(
         analyzer=TextAnalyzer(ngram_max),

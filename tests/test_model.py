@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import SEED_FILES
+from conftest import SEED_FILES, with_card
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -62,7 +62,7 @@ def test_predict_many_keeps_order_and_equals_one_at_a_time(shipped):
 def test_the_model_argument_is_used(shipped):
     text = "Robots grasp cups."
     temperature = 10 * shipped.card.calibration.temperature
-    hotter = shipped.with_card(calibration=replace(shipped.card.calibration, temperature=temperature))
+    hotter = with_card(shipped, calibration=replace(shipped.card.calibration, temperature=temperature))
     mine, default = predict(text, model=hotter), predict(text)
     assert mine.scores == pytest.approx(hotter.predict(text).scores, abs=1e-15)
     assert mine.confidence < default.confidence - 0.2  # a cooler softmax: clearly another model
@@ -142,12 +142,12 @@ def test_save_then_load_gives_the_same_model(seed_model, tmp_path):
 
 def test_saving_again_replaces_the_weights(seed_model, tmp_path):
     seed_model.save(tmp_path)
-    seed_model.with_card(created="another time").save(tmp_path)
+    with_card(seed_model, created="another time").save(tmp_path)
     assert len(list(tmp_path.glob("weights-*.npz"))) == 1
     assert Model.load(tmp_path).card.created == "another time"
     assert seed_model.card.created != "another time"
     assert np.shares_memory(
-        seed_model.with_card(created="x").coef, seed_model.coef
+        with_card(seed_model, created="x").coef, seed_model.coef
     )  # a copy shares the arrays
 
 

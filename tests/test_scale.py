@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SEED_FILES, run
+from conftest import SEED_FILES, run, tag_abstracts, with_card
 
 from tagger import batch, feedback, workers
-from tagger.batch import CHUNK_SIZE, tag_abstracts, tag_blocks
+from tagger.batch import CHUNK_SIZE, tag_blocks
 from tagger.cli import main
 from tagger.reading import Abstract, read_abstracts
 
@@ -72,7 +72,7 @@ def test_the_api_tags_in_parallel_with_a_model_in_memory(seed_model, big_pile, s
     assert [a.id for a, _ in parallel] == [a.id for a in abstracts]
     assert [p for _, p in parallel] == [p for _, p in serial]
     # Another model in the same process gets workers of its own, not the last model's.
-    hotter = model.with_card(calibration=dataclasses.replace(model.card.calibration, temperature=1.0))
+    hotter = with_card(model, calibration=dataclasses.replace(model.card.calibration, temperature=1.0))
     expected = [p for _, p in tag_abstracts(abstracts, hotter, jobs=1)]
     assert expected != [p for _, p in serial]
     assert [p for _, p in tag_abstracts(abstracts, hotter, jobs=2)] == expected
@@ -112,10 +112,10 @@ def test_forked_workers_never_write_what_was_printed_before_again(big_pile, seed
     would write it a second time when it exits. (A new interpreter runs no other thread: on
     Linux its workers are forked.)"""
     script = (
-        "import sys; from tagger.batch import tag_abstracts, can_fork;"
+        "import sys; from tagger.batch import tag_blocks, can_fork;"
         "from tagger.reading import read_abstracts; from tagger import load_model;"
         "print('printed before', can_fork(), end='');"
-        "n = sum(1 for _ in tag_abstracts(read_abstracts([sys.argv[1]]), load_model(sys.argv[2]), jobs=2));"
+        "n = sum(len(c) for c, _ in tag_blocks(read_abstracts([sys.argv[1]]), load_model(sys.argv[2]), jobs=2));"
         "print('', n)"
     )
     command = [sys.executable, "-c", script, str(big_pile), str(seed_model_folder)]

@@ -32,14 +32,13 @@ from scipy.optimize import minimize
 
 from tagger.calibration import softmax
 from tagger.evaluate import expected_calibration_error
-from tagger.features import evidence
 from tagger.labels import load_training_set
 from tagger.settings import TrainingSettings
 from tagger.training import linear_weights
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
-from conftest import fit_pipeline  # noqa: E402
+from conftest import evidence, fit_pipeline  # noqa: E402
 from prose import stdlib_docstrings  # noqa: E402
 
 

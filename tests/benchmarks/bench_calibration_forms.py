@@ -46,8 +46,9 @@ def scores_of(rows: list[dict], held: set, settings) -> dict:
     scores and the held-out rows' scores."""
     import dataclasses
 
+    from conftest import evidence
+
     from tagger.calibration import Scores
-    from tagger.features import evidence
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/
     from conftest import fit_pipeline

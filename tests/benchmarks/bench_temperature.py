@@ -5,7 +5,7 @@ Usage:
         [--factors 1.0 1.1 1.2 1.3] [--model DIR]
 
 For each factor, the model's scores are divided by its fitted temperature times the factor
-(the rest of its calibration kept; :meth:`tagger.model.Model.with_card`), and measured on the
+(the rest of its calibration kept; ``with_card`` of tests/conftest.py), and measured on the
 conference abstracts (areas by ``dev-area-mapping.json``), on the labelled preprints the model
 did not learn from (by the text ids on its card) and on the example pile's abstracts with an
 area (``docs/example/papers.jsonl``): accuracy, mean confidence and ECE of each.
@@ -30,6 +30,8 @@ from tagger.evaluate import expected_calibration_error
 from tagger.reading import abstract_id, document
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from conftest import with_card  # noqa: E402
 
 
 def main() -> None:
@@ -50,8 +52,8 @@ def main() -> None:
     }
     for factor in args.factors:
         calibration = model.card.calibration
-        cooler = model.with_card(
-            calibration=dataclasses.replace(calibration, temperature=calibration.temperature * factor)
+        cooler = with_card(
+            model, calibration=dataclasses.replace(calibration, temperature=calibration.temperature * factor)
         )
         shown = []
         for name, rows in sets.items():
