@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tagger.errors import InputError
+from tagger.formulas import unguarded
 from tagger.reading import ReadReport, abstract_id, read_abstracts
 from tagger.text import join_broken_words
 
@@ -193,7 +194,10 @@ def test_csv_and_jsonl_keep_every_record(tmp_path_factory, abstracts):
         "".join(json.dumps({"abstract": text}) + "\n" for text in abstracts), encoding="utf-8"
     )
     expected = [" ".join(join_broken_words(text).split()) for text in abstracts]
-    assert [a.text for a in read_abstracts([folder / "a.csv"])] == expected
+    # (a CSV cell of quotes before a formula's first character loses one, with a note: it is
+    # read as tagger writes it for spreadsheets, tagger.formulas)
+    in_csv = [" ".join(join_broken_words(unguarded(text)).split()) for text in abstracts]
+    assert [a.text for a in read_abstracts([folder / "a.csv"])] == in_csv
     assert [a.text for a in read_abstracts([folder / "b.jsonl"])] == expected
 
 
