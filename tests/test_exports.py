@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tagger.errors import InputError
-from tagger.reading import ReadReport, abstract_id, read_abstracts
+from tagger.reading import Columns, ReadReport, abstract_id, read_abstracts
 
 # 20 references: real abstracts (labelled ones of 2022-24 without LaTeX, which BibTeX would decode), two of
 # them (the 6th and the 15th) without one.
@@ -157,6 +157,19 @@ def test_a_bibtex_key_given_twice_is_read_twice(tmp_path):
         ("a", "First RL text."),
         ("a", "Second RL text."),
     ]
+
+
+def test_a_ris_tag_nobody_names_is_kept_by_its_own_name(tmp_path, capsys):
+    """A tag outside RIS's list (a database's own, ``ZZ``) is a field a user can keep: its name
+    is the tag (the keywords, a value a line, keep their lines)."""
+    path = tmp_path / "refs.ris"
+    path.write_text(
+        "TY  - JOUR\r\nAB  - We train a robot\r\nAB  - in simulation.\r\nZZ  - custom\r\n"
+        "KW  - robots\r\nKW  - rl\r\nER  -\r\n"
+    )
+    [abstract] = read_abstracts([path], columns=Columns(keep=("ZZ", "keywords")))
+    assert abstract.text == "We train a robot in simulation."
+    assert abstract.extra == {"ZZ": "custom", "keywords": "robots\nrl"}
 
 
 def test_a_ris_record_without_its_end_is_a_bad_record_and_stray_lines_are_noted(tmp_path):

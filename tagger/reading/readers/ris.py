@@ -1,5 +1,5 @@
 """RIS (``.ris``: EndNote, Zotero, Scopus) and Web of Science's plain text (a ``.txt`` export),
-through one bounded reader of tagged lines."""
+through one bounded reader of tagged lines and one reader of a record's tagged values."""
 
 from __future__ import annotations
 
@@ -16,9 +16,11 @@ _RIS_TAG = re.compile(r"^([A-Z][A-Z0-9])  -(?: |$)")
 
 
 def read_ris_records(source: Source) -> Iterator[Record | InputError]:
-    """A RIS file's records (``TY`` to ``ER``), each parsed by rispy (see :func:`_tagged_records`
-    for what is said of the rest)."""
-    import rispy
+    """A RIS file's records (``TY`` to ``ER``: see :func:`_tagged_records` for what is said of
+    the rest): each tag named as rispy names it (``AB`` abstract, ``T1`` primary_title, an
+    unknown tag by itself), a tag given on several lines (``AB`` twice, as EndNote splits a long
+    abstract) one value, a tag of one value a line (authors, keywords) its lines joined."""
+    from rispy.config import LIST_TYPE_TAGS, TAG_KEY_MAPPING
 
     columns = source.options.columns
     first = True
@@ -28,16 +30,32 @@ def read_ris_records(source: Source) -> Iterator[Record | InputError]:
             continue
         start, _, lines = found
         where = f"{source.name}:{start}"
-        parsed = rispy.loads("".join(line + "\n" for line in [*_joined(lines), "ER  - "]))
-        if not parsed:
-            yield InputError("not a readable RIS record", where=where, fix="Fix it.")
-            continue
-        fields = {name: _ris_value(value) for name, value in parsed[0].items()}
+        fields = _fields(lines, _ris_tag, 6, set(LIST_TYPE_TAGS), "\n")
+        fields = {TAG_KEY_MAPPING.get(tag, tag): value for tag, value in fields.items()}
         if first and (problem := first_reference(fields, source, where, "tag")):
             yield problem
             return
         first = False
         yield reference_record(fields, start, where, columns)
+
+
+def _fields(
+    lines: list[str], tag_of: Callable[[str], str | None], value_at: int, lists: set[str], between: str
+) -> dict[str, str]:
+    """A record's values by tag: a line's value starts at ``value_at``; a line without a tag
+    goes on the value before; a tag given on several lines is one value, its lines joined by
+    ``between`` for the ``lists`` tags (a value a line), by a space otherwise."""
+    parts: dict[str, list[str]] = {}
+    tag = ""
+    for line in lines:
+        if (this := tag_of(line)) is not None:
+            tag = this
+            parts.setdefault(tag, []).append(line[value_at:].strip())
+        elif tag and line.strip():
+            parts[tag].append(line.strip())
+    return {
+        name: (between if name in lists else " ").join(p for p in value if p) for name, value in parts.items()
+    }
 
 
 def _ris_tag(line: str) -> str | None:
@@ -128,31 +146,6 @@ def _unended(kind: _Tagged, name: str, line: int, what: str = "") -> InputError:
     )
 
 
-def _joined(lines: list[str]) -> list[str]:
-    """A RIS record's lines with a tag of one value given on several lines (``AB`` twice, as
-    EndNote splits a long abstract) joined into its first line: rispy keeps only one."""
-    import rispy
-
-    joined: list[str] = []
-    first: dict[str, int] = {}
-    for line in lines:
-        name = _ris_tag(line)
-        if name is None or name in rispy.LIST_TYPE_TAGS or name not in first:
-            if name is not None:
-                first.setdefault(name, len(joined))
-            joined.append(line)
-            continue
-        value = line[6:].strip()  # (after 'AB  - ')
-        at = first[name]
-        joined[at] = f"{joined[at].rstrip()} {value}" if value else joined[at]
-    return joined
-
-
-def _ris_value(value: object) -> object:
-    """A RIS field's value: a tag given several times (rispy's list) as its lines joined."""
-    return "\n".join(str(v) for v in value) if isinstance(value, list) else value
-
-
 _WOS_TAG = re.compile(r"^([A-Z][A-Z0-9])(?: (.*))?$")
 
 _WOS_LISTS = {"AU", "AF", "BA", "BF", "CA", "GP", "BE", "CR", "C1", "C3", "EM", "RI", "OI"}  # a value a line
@@ -180,15 +173,7 @@ def read_wos_records(source: Source) -> Iterator[Record | InputError]:
             yield found
             continue
         start, _, lines = found
-        fields: dict[str, list[str]] = {}
-        tag = ""
-        for line in lines:
-            if (this := _wos_tag(line)) is not None:
-                tag = this
-                fields.setdefault(tag, []).append(line[3:].strip())
-            elif line.startswith("   ") and tag:
-                fields[tag].append(line.strip())
-        values = {name: ("; " if name in _WOS_LISTS else " ").join(parts) for name, parts in fields.items()}
+        values = _fields(lines, _wos_tag, 3, _WOS_LISTS, "; ")
         yield reference_record(values, start, f"{source.name}:{start}", columns)
 
 
