@@ -223,24 +223,42 @@ class RowWriter:
     rows: :data:`COLUMNS`, ``tags`` if the layout asks, then the kept columns (with ``--keep
     all``, those of the first :data:`COLUMNS_FROM` rows, however many chunks they come in, so
     that the columns never depend on the chunking; a later column is written in JSON lines and
-    noted otherwise)."""
+    noted otherwise); or ``columns`` as given (a table that is not tags: ``sheet`` names it)."""
 
-    def __init__(self, stream: IO, output_format: str = "csv", layout: Layout = Layout()) -> None:
+    def __init__(
+        self,
+        stream: IO,
+        output_format: str = "csv",
+        layout: Layout = Layout(),
+        columns: tuple[str, ...] | None = None,
+        sheet: str = "tags",
+    ) -> None:
         self.stream = stream
         self.output_format = output_format
         self.layout = layout
         self.columns: tuple[str, ...] | None = None
+        self._given = columns
         self.unwritten: set[str] = set()  # kept columns that came after the columns were fixed
         self._csv = csv.writer(stream, lineterminator="\n") if output_format == "csv" else None
-        self._sheet = Sheet(stream) if output_format == "xlsx" else None
+        self._sheet = Sheet(stream, sheet) if output_format == "xlsx" else None
         self._parquet: Any = None  # a pyarrow ParquetWriter, once the first rows come
         self._written: set[str] = set()  # the columns, as a set (rows may hold thousands)
         self._waiting: list[list[dict] | ChunkRows] = []  # first rows, until the columns are fixed
 
     def _fix_columns(self, first: list[list[dict] | ChunkRows]) -> tuple[str, ...]:
-        """The output's columns, from the first rows (with ``--keep all``, the kept fields of
-        the first :data:`COLUMNS_FROM` rows, however they came in chunks) and the layout;
-        the CSV header written."""
+        """The output's columns (given, or those of tags: :meth:`_tag_columns`); the CSV
+        header written."""
+        columns = self._given if self._given is not None else self._tag_columns(first)
+        self.columns, self._written = columns, set(columns)
+        if self._csv is not None:
+            self._csv.writerow(guarded_column(list(columns)))
+        if self._sheet is not None:
+            self._sheet.append(columns)
+        return columns
+
+    def _tag_columns(self, first: list[list[dict] | ChunkRows]) -> tuple[str, ...]:
+        """The columns of tags, from the first rows (with ``--keep all``, the kept fields of
+        the first :data:`COLUMNS_FROM` rows, however they came in chunks) and the layout."""
         if self.layout.keep == KEEP_ALL:
             kept: list[str] = []
             left = COLUMNS_FROM
@@ -254,16 +272,15 @@ class RowWriter:
                     break
         else:
             kept = [kept_name(name) for name in self.layout.keep]
-        self.columns = (*COLUMNS, "tags", *probability_columns(self.layout.every_area), *dict.fromkeys(kept))
-        self._written = set(self.columns)
-        if self._csv is not None:
-            self._csv.writerow(guarded_column(list(self.columns)))
-        if self._sheet is not None:
-            self._sheet.append(self.columns)
-        return self.columns
+        return (*COLUMNS, "tags", *probability_columns(self.layout.every_area), *dict.fromkeys(kept))
 
     def write_rows(self, rows: ChunkRows | list[dict]) -> None:
-        if self.columns is None and self.layout.keep == KEEP_ALL and self.output_format != "jsonl":
+        if (
+            self.columns is None
+            and self._given is None
+            and self.layout.keep == KEEP_ALL
+            and self.output_format != "jsonl"
+        ):
             self._waiting.append(rows if isinstance(rows, ChunkRows) else list(rows))
             if sum(map(len, self._waiting)) >= COLUMNS_FROM:
                 self._write_waiting()
@@ -352,32 +369,14 @@ class RowWriter:
 def write_table(rows: list[dict], path: str | os.PathLike | None, target: Target, protected: Protected = ()):
     """Rows of one set of keys (the first row's, in order) written to ``path`` (stdout:
     None or ``-``) as ``target`` says (see :func:`format_for`), by :func:`open_output`'s
-    rules: CSV with a header, JSON lines, or Parquet with every column text."""
+    rules and the :class:`RowWriter`'s: CSV with a header, JSON lines, an Excel sheet
+    ``labels``, or Parquet with every column that is not tagger's as text."""
     columns = tuple(rows[0]) if rows else ()
-    with open_output(path, binary=target.binary, compress=target.gzip, protected=protected) as out:
-        if target.format == "xlsx":
-            sheet = Sheet(out, "labels")
-            try:
-                for cells in [columns, *([_cell(name, row.get(name)) for name in columns] for row in rows)]:
-                    sheet.append(cells)
-            except BaseException:
-                sheet.discard()
-                raise
-            sheet.close()
-        elif target.format == "jsonl":
-            for row in rows:
-                out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-        elif target.format == "csv":
-            writer = csv.writer(out, lineterminator="\n")
-            writer.writerow(guarded_column(list(columns)))
-            writer.writerows([guarded(_cell(name, row.get(name))) for name in columns] for row in rows)
-        else:
-            import pyarrow as pa
-            import pyarrow.parquet as parquet
-
-            schema = pa.schema([(name, pa.string()) for name in columns])
-            values = [{name: _as_text(row.get(name)) for name in columns} for row in rows]
-            parquet.write_table(pa.Table.from_pylist(values, schema=schema), out)
+    with (
+        open_output(path, binary=target.binary, compress=target.gzip, protected=protected) as out,
+        RowWriter(out, target.format, columns=columns, sheet="labels") as writer,
+    ):
+        writer.write_rows(rows)
 
 
 class Sheet:
