@@ -100,7 +100,7 @@ def predict(
     return resolve(model).predict(texts, review_below=review_below, explain=explain)
 
 
-def train(
+def train(  # noqa: PLR0913 (the public keyword options)
     data: str | os.PathLike | pd.DataFrame | Sequence[str] | None = None,
     areas: Sequence[str] | None = None,
     *,

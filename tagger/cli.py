@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import errno
 import json
 import logging
@@ -36,15 +35,14 @@ OS_FIXES = {  # what to do about a failure of the system, by errno
 
 
 def _init(args: argparse.Namespace) -> int:
-    from .labelstore import LABELS_FILE
+    from .labelstore import LABELS_FILE, read_labels_file
     from .project import NOTE_FILE, init
 
     made = init(args.folder, empty=args.empty)
     for path in made:
         what = ""
         if path.name == LABELS_FILE:
-            with open(path, newline="", encoding="utf-8") as stream:
-                count = sum(1 for _ in csv.reader(stream)) - 1
+            count = len(read_labels_file(path).records)
             what = (
                 f": {count} labels the shipped model learnt from (--empty: none)"
                 if count

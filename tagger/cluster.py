@@ -72,7 +72,7 @@ def _tag_text_partition(texts, model: Model, review_below: float | None) -> list
     return [dict(zip(table, values)) for values in zip(*table.values())]
 
 
-def tag_dataframe(
+def tag_dataframe(  # noqa: PLR0913 (the public keyword options)
     frame,
     column: str = "abstract",
     title_column: str | None = None,

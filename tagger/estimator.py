@@ -30,7 +30,7 @@ class TaggerClassifier(ClassifierMixin, BaseEstimator):
     :class:`tagger.settings.TrainingSettings` that apply without area descriptions, with its
     defaults."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 (scikit-learn: every hyperparameter an argument)
         self,
         ngram_max: int = _DEFAULTS.ngram_max,
         sublinear_tf: bool = _DEFAULTS.sublinear_tf,

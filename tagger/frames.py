@@ -109,7 +109,7 @@ def _strings(values) -> list[str]:
     return [value if isinstance(value, str) else "" for value in values.tolist()]
 
 
-def tag_dataframe(
+def tag_dataframe(  # noqa: PLR0913 (the public keyword options)
     frame,
     column: str = "abstract",
     title_column: str | None = None,

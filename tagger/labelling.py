@@ -75,7 +75,7 @@ class Suggestion:
         }
 
 
-def suggest(
+def suggest(  # noqa: PLR0913 (a session's choices)
     abstracts: Iterable[Abstract],
     model: Model,
     n: int = 10,
@@ -346,7 +346,7 @@ def topic_of(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def label_session(
+def label_session(  # noqa: PLR0913 (a session's choices)
     queue: list[Suggestion],
     areas: tuple[Area, ...],
     save: Callable[[Abstract, str, str], Any],

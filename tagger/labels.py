@@ -455,7 +455,7 @@ def area_names(values: Iterable, wheres: Sequence[str]) -> list[str]:
     return names
 
 
-def labelled_set(
+def labelled_set(  # noqa: PLR0913 (the public keyword options)
     documents: Sequence[str],
     areas: Sequence,
     origin: str,

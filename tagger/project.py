@@ -363,7 +363,7 @@ class Project:
         mine = store.mine() if overlap else set(current)
         return suggest(abstracts, model, n, exclude=mine)
 
-    def desks(self, abstracts, model, store, n: int, names=(), relabel: bool = False, overlap: bool = False):
+    def desks(self, abstracts, model, store, n: int, names=(), relabel: bool = False, overlap: bool = False):  # noqa: PLR0913 (the labelling desk's choices)
         """Each annotator's queue and store for one labelling page, by name: ``names`` (else
         the one ``store``, as ""); with ``overlap`` each their own queue of what they did not
         label, else one queue dealt out in turn (each abstract to one of them)."""

@@ -4,8 +4,11 @@ nothing but the entry point imports the command line (the CLI is a shell over th
 import ast
 import functools
 import re
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from conftest import ROOT
 
 PACKAGE = ROOT / "tagger"
@@ -145,43 +148,48 @@ def test_the_private_name_check_finds_each_kind_of_use():
     assert private_uses("tagger.a", "from .b import y\nself._x = 1\nb.__name__", "tagger", known) == []
 
 
-TRAINING_MODULES = (
-    "training",
-    "fitting",
-    "corpus",
-    "calibration",
-    "selftraining",
-    "retraining",
-    "plan",
-    "settings",
+def ruff(*arguments: str, source: str | None = None) -> subprocess.CompletedProcess:
+    """ruff with the project's configuration (pyproject.toml), on files or on ``source``."""
+    command = [sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format=concise", *arguments]
+    return subprocess.run(command, input=source, capture_output=True, text=True, cwd=ROOT, timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("rule", "what"),
+    [
+        ("PLR0913", "no function takes more than six parameters but those marked"),
+        ("TID251", "files are parsed by tagger.reading alone (csv.reader, json.loads banned elsewhere)"),
+    ],
 )
+def test_the_package_keeps_ruff_s_architecture_rules(rule, what):
+    """Two rules of the package's shape, ruff's (pyproject.toml configures them): a function
+    of many parameters wants one object to carry them; a module that parses a file itself
+    has its own bad-record rules."""
+    pytest.importorskip("ruff")
+    done = ruff("--select", rule, "tagger")
+    assert done.returncode == 0, f"{what}:\n{done.stdout}{done.stderr}"
 
 
-def many_parameters(source: str, most: int = 6) -> list[str]:
-    """The functions of ``source`` that take more than ``most`` parameters (self and cls
-    aside): what one run's context or the recipe's objects should carry."""
-    found = []
-    for node in ast.walk(parsed(source)):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            arguments = node.args
-            names = [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
-            if len([name for name in names if name not in ("self", "cls")]) > most:
-                found.append(node.name)
-    return found
-
-
-def test_no_training_function_takes_more_than_six_parameters():
-    found = {
-        name: names
-        for name in TRAINING_MODULES
-        if (names := many_parameters((PACKAGE / f"{name}.py").read_text(encoding="utf-8")))
-    }
-    assert not found, found
-
-
-def test_the_parameter_check_finds_a_long_signature():
-    assert many_parameters("def f(a, b, c, d, e, f, g): pass") == ["f"]
-    assert many_parameters("class A:\n    def m(self, a, b, c, d, e, f): pass") == []
+def test_ruff_s_rules_find_what_they_are_for():
+    pytest.importorskip("ruff")
+    long = ruff(
+        "--select",
+        "PLR0913",
+        "--stdin-filename",
+        "tagger/training.py",
+        "-",
+        source="def f(a, b, c, d, e, f, g): pass\n",
+    )
+    assert "PLR0913" in long.stdout
+    parse = ruff(
+        "--select",
+        "TID251",
+        "--stdin-filename",
+        "tagger/labelstore.py",
+        "-",
+        source="import csv\ncsv.reader([])\n",
+    )
+    assert "TID251" in parse.stdout
 
 
 def patched_tunables(source: str) -> list[str]:
@@ -235,14 +243,6 @@ def test_the_command_line_is_arguments_and_printing():
         "CARD_FILE",
     ):
         assert decision not in cli, decision
-
-
-def test_the_label_store_parses_no_file_itself():
-    """Label files are read through tagger.reading (one parser, one set of bad-record rules);
-    the store only writes its rows."""
-    store = (PACKAGE / "labelstore.py").read_text(encoding="utf-8")
-    for parse in ("csv.reader", "csv.DictReader", "csv.Sniffer", "json.loads", "json.load(", "JSONDecoder"):
-        assert parse not in store, parse
 
 
 def found_outside(check, home: str) -> dict:

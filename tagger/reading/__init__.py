@@ -71,7 +71,7 @@ __all__ = [  # what the rest of tagger (and a user) reads abstracts with
 ]
 
 
-def read_abstracts(
+def read_abstracts(  # noqa: PLR0913 (the public keyword options)
     paths: Iterable[str | os.PathLike],
     *,
     input_format: str | None = None,

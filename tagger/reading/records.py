@@ -30,7 +30,7 @@ class Record(NamedTuple):
     raw: str = ""
 
 
-def _make(
+def _make(  # noqa: PLR0913 (every part of an abstract)
     text: str,
     source: str,
     position: int,
