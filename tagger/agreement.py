@@ -66,7 +66,7 @@ def to_settle(rows: list[dict]) -> dict[str, tuple[dict[str, str], tuple[str, st
 
 def _given_and_finals(rows: list[dict]):
     """The annotators' labels, as (abstract id, annotator, area), and a review's final labels
-    (see :func:`tagger.labelstore.final_labels`): a reviewer is no annotator."""
+    (see :func:`tagger.labelstore.final_labels`: those that stand): a reviewer is no annotator."""
     from .labelstore import REVIEW, ROLE, final_labels
 
     given = [(row["abstract_id"], row["annotator"], row["area"]) for row in rows if row[ROLE] != REVIEW]

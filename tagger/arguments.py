@@ -304,6 +304,7 @@ def parser() -> argparse.ArgumentParser:
     label.add_argument(
         "--annotator",
         metavar="NAME",
+        type=_name,
         help="who is answering, kept with each label in labels.csv (default: your login name)",
     )
     label.add_argument(
@@ -419,9 +420,19 @@ def _checked(option: str):
     return lambda text: number(text, option, option.lstrip("-").replace("-", "_"), from_text=True)
 
 
+def _name(text: str) -> str:
+    """An argparse type: an annotator's name (:func:`tagger.labelstore.annotator_name`)."""
+    from .labelstore import annotator_name
+
+    try:
+        return annotator_name(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _names(text: str) -> list[str]:
-    """An argparse type: names separated by commas, each once (``ana,ben``)."""
-    names = list(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    """An argparse type: names separated by commas, each once (``ana,ben``), each a name."""
+    names = list(dict.fromkeys(_name(name) for name in text.split(",") if name.strip()))
     if not names:
         raise argparse.ArgumentTypeError(f"no name in {text!r}: give names separated by commas (ana,ben)")
     return names

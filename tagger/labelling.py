@@ -55,7 +55,7 @@ class Suggestion:
             return ""
         if self.current_by:
             return f"labelled {self.current} by {self.current_by}; your answer is kept beside theirs"
-        return f"labelled {self.current} now; another answer replaces it"
+        return f"labelled {self.current} now; your answer replaces yours"
 
     @property
     def margin(self) -> float:

@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import re
-import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -19,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import LabelError, TaggerWarning
-from .labelstore import LABEL_COLUMNS, LABELS_FILE, NONE, REVIEW, ROLE, RecordFile, digests_of_ids
+from .errors import LabelError
+from .labelstore import LABEL_COLUMNS, LABELS_FILE, NONE, Given, RecordFile, digests_of_ids, settle
 from .reading import KEEP_ALL, Columns, abstract_id, read_abstracts
 
 AREAS_FILE = "areas.csv"
@@ -253,7 +252,7 @@ def load_labels(path: str | os.PathLike, areas: Sequence[Area]) -> list[Label]:
     abstract fits no area); one label per abstract, by :func:`settle`."""
     slugs = {area.slug for area in areas} | {NONE}
     labels: list[Label] = []
-    annotators, roles = [], []
+    given: list[Given] = []
     for where, row in _rows(Path(path), LABEL_COLUMNS[:2], optional=LABEL_COLUMNS[3:]):
         abstract_id, area = row["abstract_id"], row["area"]
         if not abstract_id:
@@ -265,21 +264,10 @@ def load_labels(path: str | os.PathLike, areas: Sequence[Area]) -> list[Label]:
                 fix=f"Use one of: {', '.join(sorted(slugs - {NONE}))}, or {NONE} (fits no area).",
             )
         labels.append(Label(abstract_id, area, row.get("title", ""), where))
-        annotators.append(row.get("annotator", ""))
-        roles.append(row.get(ROLE, ""))
+        given.append(Given.of(row))
     ids, areas_given = [label.abstract_id for label in labels], [label.area for label in labels]
-    kept = settle(ids, areas_given, annotators, roles, [label.where for label in labels])
+    kept = settle(ids, areas_given, given, [label.where for label in labels])
     return [labels[i] for i in kept]
-
-
-def _warn_unsettled(disagreed: int) -> None:
-    if disagreed:
-        warnings.warn(
-            f"{disagreed} abstract(s) labelled differently by two annotators: left out of training "
-            "until a review settles them ('tagger label --review'; 'tagger labels --agreement' lists them)",
-            TaggerWarning,
-            stacklevel=3,
-        )
 
 
 def load_training_set(
@@ -349,8 +337,7 @@ def read_labelled_file(path: str | os.PathLike, columns: Columns | None = None) 
     column; they have no descriptions."""
     columns = columns or Columns()
     abstracts = []
-    annotators: list[str] = []  # who gave each label, where the file says (tagger labels' export)
-    roles: list[str] = []  # and whether it is a review's final label
+    given: list[Given] = []  # who gave each label, where the file says (tagger labels' export)
     reading = columns if columns.keep else replace(columns, keep=KEEP_ALL)
     for abstract in read_abstracts([path], columns=reading):
         if not abstract.area:
@@ -360,17 +347,14 @@ def read_labelled_file(path: str | os.PathLike, columns: Columns | None = None) 
                 fix=f"Every row needs an area in its {columns.area!r} column; --label-column names another.",
             )
         abstracts.append(abstract)
-        fields = {str(name).strip().lower(): value for name, value in (abstract.extra or {}).items()}
-        annotators.append(str(fields.get("annotator") or "").strip())
-        roles.append(str(fields.get(ROLE) or "").strip())
+        given.append(Given.of({str(name).strip().lower(): v for name, v in (abstract.extra or {}).items()}))
     return labelled_set(
         [a.document for a in abstracts],
         [a.area for a in abstracts],
         str(path),
         ids=[a.digest for a in abstracts],
         wheres=[f"{a.source}:{a.line}" for a in abstracts],
-        annotators=annotators if any(annotators) else None,
-        roles=roles,
+        given=given,
     )
 
 
@@ -463,15 +447,14 @@ def labelled_set(  # noqa: PLR0913 (the public keyword options)
     ids: Sequence[str] | None = None,
     order: Sequence[str] | None = None,
     wheres: Sequence[str] | None = None,
-    annotators: Sequence[str] | None = None,
-    roles: Sequence[str] | None = None,
+    given: Sequence[Given] | None = None,
 ) -> TrainingSet:
     """A training set of labelled documents (title and abstract) without area descriptions:
     the areas are the distinct labels (sorted, or in ``order``). Refused: areas whose names
     differ only in case or spacing (``Clinical`` and ``clinical``), one text labelled with two
     areas, and a label that is no area name (see :func:`area_names`; ``wheres`` names each row
-    in the messages). One label a text, by :func:`settle` (``annotators``: who gave each label, and
-    ``roles``, as ``tagger labels`` exports them), as the project's labels are."""
+    in the messages). One label a text, by :func:`settle` (``given``: who gave each label, as
+    ``tagger labels`` exports them), as the project's labels are."""
     if len(documents) != len(areas):
         raise LabelError(
             f"{len(documents)} abstracts but {len(areas)} areas", where=origin, fix="Give one area each."
@@ -479,8 +462,7 @@ def labelled_set(  # noqa: PLR0913 (the public keyword options)
     wheres = wheres or [f"{origin}, row {i + 1}" for i in range(len(documents))]
     areas = area_names(areas, wheres)
     ids = tuple(ids) if ids is not None else tuple(abstract_id(text) for text in documents)
-    nobody = [""] * len(ids)
-    keep = settle(ids, areas, annotators or nobody, roles or nobody, wheres)
+    keep = settle(ids, areas, given or [Given()] * len(ids), wheres)
     documents, areas, ids = ([values[i] for i in keep] for values in (documents, areas, ids))
     _refuse_areas_alike(areas, origin)
     trained = [i for i, area in enumerate(areas) if area != NONE]  # NONE: it fits no area
@@ -517,44 +499,3 @@ def _refuse_areas_alike(areas: Sequence[str], origin: str) -> None:
                 where=origin,
                 fix="Write each area one way (one area), or give them names that differ (two).",
             )
-
-
-def settle(
-    keys: Sequence[str],
-    areas: Sequence[str],
-    annotators: Sequence[str],
-    roles: Sequence[str],
-    wheres: Sequence[str],
-) -> list[int]:
-    """The one rule of which label of an abstract counts (training from a project or from a
-    labelled file, and the export's final column): of the rows of each abstract (``keys``),
-    a review's final label (:data:`~tagger.labelstore.REVIEW` in ``roles``; the latest);
-    else each annotator's latest answer, the rows naming no annotator counting as one answer
-    (two areas among them are refused: nobody can tell which is meant); if those answers
-    agree, one label, else none (two annotators disagree: counted in a warning until a review
-    settles it). Returns the indices of the rows kept, one an abstract, in order."""
-    rows: dict[str, list[int]] = {}
-    for i, key in enumerate(keys):
-        rows.setdefault(key, []).append(i)
-    keep, disputed = [], 0
-    for indices in rows.values():
-        if final := [i for i in indices if roles[i] == REVIEW]:
-            keep.append(final[-1])
-            continue
-        answers: dict[str, int] = {}  # annotator -> their latest row ("": the first of nobody's)
-        for i in indices:
-            j = answers.setdefault(annotators[i], i)
-            if annotators[i]:
-                answers[annotators[i]] = i
-            elif areas[j] != areas[i]:
-                raise LabelError(
-                    f"this abstract is labelled {areas[j]!r} at {wheres[j]} and {areas[i]!r} here",
-                    where=wheres[i],
-                    fix="Keep the one row you mean.",
-                )
-        if len({areas[i] for i in answers.values()}) == 1:
-            keep.append(min(answers.values()))
-        else:
-            disputed += 1
-    _warn_unsettled(disputed)
-    return sorted(keep)

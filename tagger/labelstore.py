@@ -20,7 +20,10 @@ What the store promises:
   the one answered keeps its bytes: a record is cut at line ends only (never at U+2028 or
   U+0085), and rewritten only when it is the one answered.
 - An answer returns an :class:`Answer`; undoing it puts back exactly what was there before
-  (the earlier label, or nothing), unless another session has changed that record since.
+  (the earlier label, or nothing), unless another session has changed that record since. In
+  ``labels.csv`` each answer has an id of its own (``answer_id``): two sessions of one
+  annotator giving one abstract the same area a second apart are two answers, and an undo
+  takes back its own only.
 """
 
 from __future__ import annotations
@@ -29,13 +32,15 @@ import csv
 import io
 import json
 import os
+import secrets
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .atomic import atomic_write
-from .errors import LabelError, TaggerWarning
+from .errors import ArgumentError, LabelError, TaggerWarning
 from .formats import ANSWERS, list_of, split_name
 from .locking import locked
 from .prediction import NONE as NONE  # (an answer: kept, exported, counted; learnt from NO_AREA_MIN on)
@@ -44,7 +49,8 @@ from .reading.records import Record, named_twice
 from .reading.table import read_table
 
 LABELS_FILE = "labels.csv"
-WHO = ("annotator", "labelled_at")  # who gave each label of labels.csv, and when (UTC)
+# who gave each label of labels.csv, when (UTC), and which answer it is (undo takes back its own)
+WHO = ("annotator", "labelled_at", "answer_id")
 TOPIC = "topic"  # the column of what such an abstract is about, where the annotator said
 ROLE = "role"  # the column that marks a reviewer's final label (REVIEW); empty for an annotator's
 REVIEW = "review"  # a final label, settling what annotators gave: training uses it, agreement does not
@@ -53,6 +59,7 @@ LABEL_COLUMNS = ("abstract_id", "area", "title", *WHO, TOPIC, ROLE)
 _ADDED_FOR = {
     "annotator": "who gave each label",
     "labelled_at": "when",
+    "answer_id": "which answer each is (an undo takes back its own alone)",
     TOPIC: "what abstracts that fit no area are about",
     ROLE: "which labels a review made final",
 }
@@ -287,7 +294,7 @@ class ProjectLabels:
         reviewing: bool = False,
     ) -> None:
         self.labels_dir, self.abstracts_dir = Path(labels_dir), Path(abstracts_dir)
-        self.annotator = default_annotator() if annotator is None else annotator  # of its answers
+        self.annotator = default_annotator() if annotator is None else annotator_name(annotator)
         self.reviewing = reviewing  # its answers are final labels (REVIEW), one an abstract
         self.where = self.labels_dir / LABELS_FILE
         self._names: dict[str, set[str]] | None = None  # of the texts in abstracts_dir, read once
@@ -318,18 +325,15 @@ class ProjectLabels:
         return self._texts().get(identifier) or {identifier}
 
     def current(self) -> dict[str, str]:
-        """Digest -> area of every labelled abstract: its final label where a review gave
-        one, else its latest label."""
-        labels = read_labels_file(self.where)
-        labels.require("abstract", "area")
-        latest: dict[str, str] = {}
-        final: dict[str, str] = {}
-        for record in labels.records:
-            if record.fields is not None:
-                chosen = final if labels.field(record, ROLE) == REVIEW else latest
-                for digest in self._digests(labels.value(record, "abstract")):
-                    chosen[digest] = labels.value(record, "area")
-        return latest | final
+        """Digest -> area of every abstract whose label counts (:func:`settle`: a review's
+        that stands, or the annotators' when they agree): what training learns, the queue
+        and the report judge by. An abstract annotators disagree on is not among them."""
+        rows = self.rows()
+        keys, areas = [row["abstract_id"] for row in rows], [row["area"] for row in rows]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TaggerWarning)  # (the disagreements: training says so)
+            kept = settle(keys, areas, [Given.of(row) for row in rows], [str(self.where)] * len(rows))
+        return {keys[i]: areas[i] for i in kept}
 
     def mine(self) -> set[str]:
         """The digests of the abstracts this store's annotator has labelled (as annotator,
@@ -372,7 +376,12 @@ class ProjectLabels:
             ]
             earlier = labels.value(labels.records[matches[-1]], "area") if matches else None
             title = " ".join(abstract.text.split()[:TITLE_WORDS])
-            who = {"annotator": self.annotator, "labelled_at": _now(), **({TOPIC: topic} if topic else {})}
+            who = {
+                "annotator": self.annotator,
+                "labelled_at": _now(),
+                "answer_id": secrets.token_hex(6),
+                **({TOPIC: topic} if topic else {}),
+            }
             if self.reviewing:
                 who[ROLE] = REVIEW
             written = labels.render({"abstract": digest, "area": area, "title": title}, columns=who)
@@ -454,7 +463,7 @@ class ProjectLabels:
 def _add_columns(labels: RecordFile, names: Sequence[str]) -> None:
     """Add the columns of ``names`` a labels file lacks, saying so (and why)."""
     before = sum(record.fields is not None for record in labels.records)
-    if added := labels.add_columns(names):
+    if (added := labels.add_columns(names)) and before:  # (to a file without labels: nothing to say)
         warnings.warn(
             f"{labels.path}: added the columns {', '.join(added)} (empty for the {before:,} labels before), "
             f"to keep {' and '.join(_ADDED_FOR[name] for name in added)} from now on",
@@ -463,19 +472,132 @@ def _add_columns(labels: RecordFile, names: Sequence[str]) -> None:
         )
 
 
-def final_labels(rows: Sequence[dict[str, str]]) -> dict[str, tuple[str, str]]:
-    """Abstract id -> (area, reviewer) of each abstract's final label by a review (the
-    latest), of label rows as :meth:`ProjectLabels.rows` gives them."""
-    return {row["abstract_id"]: (row["area"], row["annotator"]) for row in rows if row[ROLE] == REVIEW}
+class Given(NamedTuple):
+    """Who gave a label, as a labels file says: its annotator (empty: nobody named), its role
+    (:data:`~tagger.labelstore.REVIEW`: a review's final label) and its time (``labelled_at``,
+    ISO 8601 in UTC; empty: not said)."""
+
+    annotator: str = ""
+    role: str = ""
+    at: str = ""
+
+    @classmethod
+    def of(cls, fields: Mapping) -> Given:
+        """The annotator, role and time of a row (a labels file's, or its export's)."""
+        return cls(*(str(fields.get(name) or "").strip() for name in ("annotator", ROLE, "labelled_at")))
+
+
+def settle(
+    keys: Sequence[str], areas: Sequence[str], given: Sequence[Given], wheres: Sequence[str]
+) -> list[int]:
+    """The one rule of which label of an abstract counts (training from a project or from a
+    labelled file, the export's final column, the queue and the report): of the rows of each
+    abstract (``keys``), a review's final label while it stands (:func:`_review_of`); else
+    each annotator's latest answer, the rows naming no annotator counting as one answer (two
+    areas among them are refused: nobody can tell which is meant); if those answers agree, one
+    label, else none (two annotators disagree: counted in a warning until a review settles
+    it). Returns the indices of the rows kept, one an abstract, in order."""
+    keep, disputed = [], 0
+    for indices in _by_key(keys).values():
+        if (review := _review_of(indices, given)) is not None:
+            keep.append(review)
+            continue
+        answers: dict[str, int] = {}  # annotator -> their latest row ("": the first of nobody's)
+        for i in (i for i in indices if given[i].role != REVIEW):
+            annotator = given[i].annotator
+            j = answers.setdefault(annotator, i)
+            if annotator:
+                answers[annotator] = i
+            elif areas[j] != areas[i]:
+                raise LabelError(
+                    f"this abstract is labelled {areas[j]!r} at {wheres[j]} and {areas[i]!r} here",
+                    where=wheres[i],
+                    fix="Keep the one row you mean.",
+                )
+        if len({areas[i] for i in answers.values()}) == 1:
+            keep.append(min(answers.values()))
+        elif answers:
+            disputed += 1
+    _warn_unsettled(disputed)
+    return sorted(keep)
+
+
+def _by_key(keys: Sequence[str]) -> dict[str, list[int]]:
+    rows: dict[str, list[int]] = {}
+    for i, key in enumerate(keys):
+        rows.setdefault(key, []).append(i)
+    return rows
+
+
+def _review_of(indices: list[int], given: Sequence[Given]) -> int | None:
+    """Of one abstract's rows (``indices``), the row of its review's final label (the latest
+    review) while it stands: a review settles the answers it saw, and an annotator's answer
+    given after it (a later ``labelled_at``) sends the abstract back to the annotators' rule
+    (their agreement, or a review again)."""
+    reviews = [i for i in indices if given[i].role == REVIEW]
+    if not reviews:
+        return None
+    at = given[reviews[-1]].at
+    if at and any(given[i].role != REVIEW and given[i].at > at for i in indices):
+        return None
+    return reviews[-1]
+
+
+def final_labels(rows: Sequence[Mapping[str, str]]) -> dict[str, tuple[str, str]]:
+    """Abstract id -> (area, reviewer) of each abstract's review that stands (see
+    :func:`_review_of`), of label rows as :meth:`~tagger.labelstore.ProjectLabels.rows`
+    gives them."""
+    given = [Given.of(row) for row in rows]
+    by_abstract = _by_key([row["abstract_id"] for row in rows]).values()
+    reviewed = [i for indices in by_abstract if (i := _review_of(indices, given)) is not None]
+    return {rows[i]["abstract_id"]: (rows[i]["area"], rows[i]["annotator"]) for i in reviewed}
+
+
+def _warn_unsettled(disagreed: int) -> None:
+    if disagreed:
+        warnings.warn(
+            f"{disagreed} abstract(s) labelled differently by two annotators: left out of training "
+            "until a review settles them ('tagger label --review'; 'tagger labels --agreement' lists them)",
+            TaggerWarning,
+            stacklevel=3,
+        )
+
+
+NAME_CHARS = 64  # an annotator's name, at most
+
+
+def annotator_name(text: str) -> str:
+    """An annotator's name as labels keep it (every door: --annotator, --annotators, the
+    Python API, the login name): spaces around it trimmed; refused (an
+    :class:`~tagger.errors.ArgumentError`) when empty, longer than :data:`NAME_CHARS`, or
+    holding a comma (which separates --annotators' names) or a character that is not printed
+    (a line end would break the page's links and the terminal's lines)."""
+    import unicodedata
+
+    name = text.strip()
+    bad = next((c for c in name if c == "," or (unicodedata.category(c)[0] in "CZ" and c != " ")), None)
+    if not name:
+        what = "is empty"
+    elif len(name) > NAME_CHARS:
+        what = f"is over {NAME_CHARS} characters"
+    elif bad is not None:
+        what = f"holds {bad!r}"
+    else:
+        return name
+    raise ArgumentError(
+        f"the annotator's name {text[:NAME_CHARS]!r} {what}",
+        fix=f"Give a name of {NAME_CHARS} characters at most, on one line, without a comma.",
+    )
 
 
 def default_annotator() -> str:
-    """Whose answers these are when nobody says: the user's login name ('' where none is known)."""
+    """Whose answers these are when nobody says: the user's login name ('' where none is
+    known, or where it is no name :func:`annotator_name` accepts)."""
     import getpass
 
     try:
-        return getpass.getuser()
-    except Exception:  # (no name in the environment or the user database)
+        return annotator_name(getpass.getuser())
+    except Exception:  # (no name in the environment or the user database, or an odd one)
         return ""
 
 

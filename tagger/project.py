@@ -28,7 +28,7 @@ A tagger project (made by 'tagger init'). The commands read and write these by d
 
 labels/areas.csv   the taxonomy: one row per area (slug, name, description, keywords).
                    Edit it for your own areas; every area needs a name and a description.
-labels/labels.csv  the hand labels (abstract_id, area, title, annotator, labelled_at):
+labels/labels.csv  the hand labels (abstract_id, area, title, annotator, labelled_at, ...):
                    'tagger label' adds to it; 'tagger labels' lists them with their texts.
 {labels}
 seeds/             the texts of the labelled abstracts ('tagger label' keeps them here).
@@ -250,11 +250,10 @@ class Project:
 
     def label_rows(self) -> list[dict]:
         """Every hand label of the project with its text (``tagger labels``): abstract_id,
-        area, annotator, labelled_at, topic, role, whether it is the abstract's ``final``
+        area, annotator, labelled_at, answer_id, topic, role, whether it is the abstract's ``final``
         label (the one training uses), and the abstract's title, text and file (empty where
         the text is not among the abstracts)."""
-        from .labels import settle
-        from .labelstore import ROLE, ProjectLabels
+        from .labelstore import Given, ProjectLabels, settle
         from .reading import Abstract, read_abstracts
 
         if not (Path(self.labels) / LABELS_FILE).is_file():
@@ -268,9 +267,9 @@ class Project:
             texts.setdefault(abstract.digest, abstract)
         rows = []
         labels = ProjectLabels(self.labels, self.abstracts[0]).rows()
-        column = {name: [r[name] for r in labels] for name in ("abstract_id", "area", "annotator", ROLE)}
+        keys, areas = [r["abstract_id"] for r in labels], [r["area"] for r in labels]
         wheres = [f"{Path(self.labels) / LABELS_FILE}, label {k + 1}" for k in range(len(labels))]
-        final = set(settle(column["abstract_id"], column["area"], column["annotator"], column[ROLE], wheres))
+        final = set(settle(keys, areas, [Given.of(r) for r in labels], wheres))
         for k, row in enumerate(labels):
             found = texts.get(row["abstract_id"])
             rows.append(
@@ -337,7 +336,7 @@ class Project:
         areas = load_areas(Path(self.labels) / AREAS_FILE)
         if set(model.taxonomy) == {area.slug for area in areas}:
             return model, areas
-        if self.model_dir is not None or store.current():
+        if self.model_dir is not None or store.rows():
             raise UsageError(
                 f"the model's areas differ from {Path(self.labels) / AREAS_FILE}",
                 fix="Retrain with 'tagger train', or give your own labelled file with --data.",
@@ -368,7 +367,7 @@ class Project:
         the one ``store``, as ""); with ``overlap`` each their own queue of what they did not
         label, else one queue dealt out in turn (each abstract to one of them)."""
         stores = {name: self.store(name, store.reviewing) for name in names} or {"": store}
-        if len(stores) > 1 and overlap:
+        if overlap:  # (each their own queue: one name's too, not the store of who runs the page)
             abstracts = list(abstracts)
             return {
                 name: (self.queue(abstracts, model, mine, n, relabel, overlap), mine)

@@ -74,7 +74,9 @@ def test_a_label_without_an_annotator_is_replaced_by_anyones_answer(project):
     (project / "labels" / "labels.csv").write_text(
         f"abstract_id,area,title\n{abstract_id(TEXTS[1])},vision,\n"
     )
-    with pytest.warns(TaggerWarning, match=r"labels\.csv: added the columns annotator, labelled_at"):
+    with pytest.warns(
+        TaggerWarning, match=r"labels\.csv: added the columns annotator, labelled_at, answer_id"
+    ):
         ProjectLabels(project / "labels", project / "seeds", annotator="carol").add(abstract(1), "theory")
     assert [(r["annotator"], r["area"]) for r in rows(project)] == [("carol", "theory")]
 
@@ -159,6 +161,46 @@ def test_the_annotator_is_the_login_or_the_option(project, capsys, monkeypatch):
     assert [who[abstract_id(text)] for text in TEXTS[:4]] == ["login-name"] * 2 + ["dana"] * 2
 
 
+def test_an_annotator_s_name_is_trimmed_and_checked_at_every_door(project, capsys, monkeypatch):
+    """' ana' is ana (her own answers are hers: her relabel replaces them); a name with a line
+    end, a comma or nothing in it is refused with one clear line, by the command line and by
+    Python alike."""
+    from tagger.errors import ArgumentError
+
+    monkeypatch.chdir(project)
+    ProjectLabels("labels", "seeds", annotator="ana").add(abstract(0), "robotics")
+    ProjectLabels("labels", "seeds", annotator=" ana ").add(abstract(0), "theory")
+    assert [(r["annotator"], r["area"]) for r in rows(project)] == [("ana", "theory")]
+    (project / "pile.txt").write_text(TEXTS[1] + "\n")
+    for name in ("a\nb", "ana,ben", "  ", "x" * 65):
+        monkeypatch.setattr(sys, "stdin", io.StringIO("theory\n"))
+        status, _, err = run(capsys, "label", "pile.txt", "--n", "1", "--annotator", name)
+        assert status == 1 and "the annotator's name" in err and "Traceback" not in err, (name, err)
+        with pytest.raises(ArgumentError, match="the annotator's name"):
+            ProjectLabels("labels", "seeds", annotator=name)
+    status, _, err = run(capsys, "label", "pile.txt", "--web", "--annotators", "ana,b\tc")
+    assert status == 1 and "the annotator's name 'b\\tc' holds '\\t'" in err, err
+    assert len(rows(project)) == 1
+
+
+def test_one_name_on_a_page_with_overlap_gets_that_annotator_s_queue(project, monkeypatch):
+    """--annotators ana --overlap: ana's queue leaves out what ana labelled, not what the
+    person who runs the page labelled."""
+    from tagger.model import load_model
+    from tagger.project import Project
+
+    monkeypatch.chdir(project)
+    monkeypatch.setattr("getpass.getuser", lambda: "runner")
+    ProjectLabels("labels", "seeds", annotator="ana").add(abstract(0), "robotics")
+    ProjectLabels("labels", "seeds", annotator="runner").add(abstract(1), "theory")
+    here = Project()
+    pile = [abstract(i) for i in range(4)]
+    desks = here.desks(pile, load_model(), here.store(), 4, names=["ana"], overlap=True)
+    queue, store = desks["ana"]
+    assert store.annotator == "ana"
+    assert sorted(item.abstract.id for item in queue) == ["p1", "p2", "p3"]
+
+
 @given(
     st.lists(
         st.one_of(
@@ -199,16 +241,64 @@ def test_two_annotators_answers_and_undos_leave_each_ones_latest_label(tmp_path_
     )
 
 
+def test_undo_never_takes_back_another_session_s_answer_of_the_same_annotator(project):
+    """Two terminals as ana (the login name: the usual case): A answers, B gives the same answer
+    a moment later, then A undoes. B's answer was saved and stays: A's answer is no longer
+    there to take back (the two were the same bytes, and undo took B's)."""
+    labels = project / "labels"
+    first, second = (ProjectLabels(labels, project / "seeds", annotator="ana") for _ in range(2))
+    mine = first.add(abstract(0), "robotics")
+    second.add(abstract(0), "robotics")
+    assert not first.undo(mine)
+    assert [(r["annotator"], r["area"]) for r in rows(project)] == [("ana", "robotics")]
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(st.just("answer"), st.integers(0, 1), st.integers(0, 2), st.sampled_from(AREAS[:2])),
+            st.tuples(st.just("undo"), st.integers(0, 1)),
+        ),
+        max_size=25,
+    )
+)
+def test_two_sessions_of_one_annotator_undo_only_their_own_answers(tmp_path_factory, steps):
+    """Any interleaving of two sessions of one annotator (answers, often alike, and undos): an
+    undo takes back its session's answer only while that answer is the label, and then puts
+    back what the answer replaced; labels.csv holds each abstract's label as that says."""
+    folder = tmp_path_factory.mktemp("sessions")
+    (folder / "labels").mkdir()
+    shutil.copy(ROOT / "labels" / "areas.csv", folder / "labels")
+    (folder / "labels" / "labels.csv").write_text("abstract_id,area,title,annotator,labelled_at\n")
+    sessions = [ProjectLabels(folder / "labels", folder / "seeds", annotator="ana") for _ in range(2)]
+    label: dict[int, tuple[int, str] | None] = {}  # abstract -> (answer number, area)
+    receipts: list[list] = [[], []]
+    for number, step in enumerate(steps):
+        if step[0] == "answer":
+            _, who, i, area = step
+            receipts[who].append((number, i, label.get(i), sessions[who].add(abstract(i), area)))
+            label[i] = (number, area)
+        elif receipts[step[1]]:
+            number_, i, before, receipt = receipts[step[1]].pop()
+            still = label.get(i) is not None and label[i][0] == number_
+            assert sessions[step[1]].undo(receipt) == still
+            if still:
+                label[i] = before
+    expected = {abstract_id(TEXTS[i]): held[1] for i, held in label.items() if held is not None}
+    assert {r["abstract_id"]: r["area"] for r in rows(folder)} == expected
+    assert len(rows(folder)) == len(expected)
+
+
 def test_a_labels_header_of_another_case_is_the_same_columns(project, capsys, monkeypatch):
     """``Annotator`` is ``annotator``: agreement finds both annotators, and the next answer
     neither adds a second column nor sees a false conflict."""
     monkeypatch.chdir(project)
-    (project / "labels" / "labels.csv").write_text("Abstract_ID,Area,Title,Annotator,Labelled_At\n")
+    (project / "labels" / "labels.csv").write_text("Abstract_ID,Area,Title,Annotator,Labelled_At,Answer_ID\n")
     for who, area in (("alice", "robotics"), ("bob", "theory")):
         ProjectLabels(project / "labels", project / "seeds", annotator=who).add(abstract(0), area)
     ProjectLabels(project / "labels", project / "seeds", annotator="alice").add(abstract(0), "vision")
     lines = (project / "labels" / "labels.csv").read_text().splitlines()
-    assert lines[0] == "Abstract_ID,Area,Title,Annotator,Labelled_At" and len(lines) == 3
+    assert lines[0] == "Abstract_ID,Area,Title,Annotator,Labelled_At,Answer_ID" and len(lines) == 3
     assert [(r["Annotator"], r["Area"]) for r in rows(project)] == [("alice", "vision"), ("bob", "theory")]
     status, out, _ = run(capsys, "labels", "--agreement")
     assert status == 0 and "alice and bob: 1 abstracts labelled by both, agreeing on 0" in out

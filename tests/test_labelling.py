@@ -339,7 +339,7 @@ def test_relabel_says_whether_an_answer_replaces_the_label_or_goes_beside_anothe
     capsys.readouterr()
     for annotator, note in (
         ("ana", "by ben; your answer is kept beside theirs, s leaves it"),
-        ("ben", "now; another answer replaces it, s leaves it"),
+        ("ben", "now; your answer replaces yours, s leaves it"),
     ):
         monkeypatch.setattr(sys, "stdin", io.StringIO("s\n"))
         assert main(["label", "pile.jsonl", "--relabel", "--n", "1", "--annotator", annotator]) == 0

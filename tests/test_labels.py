@@ -274,10 +274,19 @@ def _project_of(tmp_path, texts, rows):
     areas = "slug,name,description,keywords\na,Alpha,first area,\nb,Beta,second area,\n"
     (tmp_path / "labels" / "areas.csv").write_text(areas)
     with open(tmp_path / "labels" / "labels.csv", "w", newline="") as stream:
-        writer = csv.writer(stream)
-        writer.writerow(LABEL_COLUMNS)
+        writer = csv.DictWriter(stream, fieldnames=LABEL_COLUMNS, restval="")
+        writer.writeheader()
         for k, annotator, role, area in rows:
-            writer.writerow([abstract_id(texts[k]), area, "", annotator, "2026-01-01T00:00:00Z", "", role])
+            at = "2026-01-01T00:00:00Z"
+            writer.writerow(
+                {
+                    "abstract_id": abstract_id(texts[k]),
+                    "area": area,
+                    "annotator": annotator,
+                    "labelled_at": at,
+                    "role": role,
+                }
+            )
 
 
 @pytest.mark.parametrize(

@@ -216,6 +216,36 @@ def test_a_label_column_named_as_the_tag_is_the_inputs_never_the_tag_itself(caps
     assert status == 2 and "'area' is tagger's own column (the tag), not a column of hand labels" in err
 
 
+def test_an_abstract_annotators_disagree_on_counts_nowhere_in_the_report(capsys, tmp_path, monkeypatch):
+    """ben safety, ana vision, no review: the abstract has no label yet (training leaves it
+    out), so the report neither shows one of their answers as its label nor counts the tag
+    right or wrong; once a review settles it, the final label counts."""
+    import json
+
+    from tagger.labelstore import ProjectLabels
+    from tagger.reading import read_abstracts
+
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "init", "--empty")[0] == 0
+    texts = [
+        "Membership inference attacks recover which records trained a model.",
+        "We prove a regret bound for contextual bandits with linear rewards.",
+    ]
+    (tmp_path / "p.jsonl").write_text(
+        "".join(json.dumps({"id": f"p{i}", "abstract": t}) + "\n" for i, t in enumerate(texts))
+    )
+    first, second = read_abstracts(["p.jsonl"])
+    ProjectLabels("labels", "seeds", "ben").add(first, "safety")
+    ProjectLabels("labels", "seeds", "ana").add(first, "vision")
+    ProjectLabels("labels", "seeds", "ana").add(second, "theory")
+    assert run(capsys, "predict", "p.jsonl", "-o", "t.csv")[0] == 0
+    assert run(capsys, "report", "t.csv", "-o", "r.html")[0] == 0
+    assert "1 of these abstracts are labelled: the tag is right for 100%" in (tmp_path / "r.html").read_text()
+    ProjectLabels("labels", "seeds", "rita", reviewing=True).add(first, "safety")
+    assert run(capsys, "report", "t.csv", "-o", "r.html")[0] == 0
+    assert "2 of these abstracts are labelled: the tag is right for 100%" in (tmp_path / "r.html").read_text()
+
+
 def test_labels_of_a_pile_with_its_own_ids_are_found_by_the_report(capsys, tmp_path, monkeypatch):
     """label, predict, report on records that carry their own id and title: the report joins
     the labels by those ids (it said 'None of these abstracts is labelled') and shows the

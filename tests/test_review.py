@@ -113,7 +113,48 @@ def test_a_review_answer_is_undone_and_an_annotator_never_replaces_a_final_label
     rows = label_rows(project)
     assert [r["area"] for r in rows if r["role"] == REVIEW] == ["robotics"]
     assert next(r["area"] for r in rows if r["annotator"] == "ana") == "vision"
-    assert dict(zip(*_project_labels()))[PILE[0][0]] == "robotics"
+
+
+def later_answers(monkeypatch) -> None:
+    """Every answer from now on a second after the one before, all after the fixture's."""
+    from tagger import labelstore
+
+    seconds = iter(range(10**6))
+    monkeypatch.setattr(
+        labelstore, "_now", lambda: f"2100-01-01T00:{next(seconds) // 60:02d}:{next(seconds) % 60:02d}Z"
+    )
+
+
+@pytest.mark.parametrize("ben_too", [True, False])
+def test_a_review_settles_the_answers_it_saw_and_a_later_answer_opens_it_again(
+    project, monkeypatch, capsys, ben_too
+):
+    """ana robotics, ben rl, rita's review settles rl; then ana answers safety (and ben too).
+    When both now say safety, their agreement stands and the review's label is no longer the
+    final one; when they differ again, the abstract is to review again, left out of training
+    until then. Training, the export's final column and the agreement say the same."""
+    later_answers(monkeypatch)
+    abstract = next(iter(read_abstracts(["pile.jsonl"])))
+    ProjectLabels("labels", "seeds", "rita", reviewing=True).add(abstract, "rl")
+    assert dict(zip(*_project_labels()))[PILE[0][0]] == "rl"
+    for name in ("ana", "ben") if ben_too else ("ana",):
+        ProjectLabels("labels", "seeds", name).add(abstract, "safety")
+    status, out, _ = run(capsys, "labels", "--agreement")
+    assert status == 0
+    assert run(capsys, "labels", "-o", "all.csv")[0] == 0
+    exported = list(csv.DictReader(io.StringIO((project / "all.csv").read_text(encoding="utf-8"))))
+    mine = [r for r in exported if r["abstract"] == PILE[0][0]]
+    assert [r["final"] for r in mine if r["role"] == REVIEW] == ["no"]
+    if ben_too:
+        assert dict(zip(*_project_labels()))[PILE[0][0]] == "safety"
+        assert "1 disagreement(s): none settled by review yet" in out  # (the other abstract)
+        assert sorted(r["area"] for r in mine if r["final"] == "yes") == ["safety"]
+    else:
+        with pytest.warns(UserWarning, match="2 abstract"):
+            assert PILE[0][0] not in _project_labels()[0]
+        assert "2 disagreement(s): none settled by review yet" in out
+        assert "ana safety, ben rl  |" in out
+        assert not any(r["final"] == "yes" for r in mine)
 
 
 def test_review_needs_a_project_and_paths_are_needed_otherwise(project, capsys):
