@@ -20,7 +20,7 @@ import numpy as np
 
 from .batch import chunked, tag_blocks
 from .labels import Area
-from .labelstore import NONE
+from .labelstore import NONE, topic_of
 from .model import Model
 from .prediction import Prediction, predictions
 from .reading import Abstract
@@ -341,11 +341,6 @@ def parse_no_area(answer: str) -> str | None:
     return topic_of("".join(topic))
 
 
-def topic_of(text: str) -> str:
-    """A topic as it is kept: lower case, one line, one space between words."""
-    return " ".join(text.lower().split())
-
-
 def label_session(  # noqa: PLR0913 (a session's choices)
     queue: list[Suggestion],
     areas: tuple[Area, ...],
@@ -403,7 +398,12 @@ def label_session(  # noqa: PLR0913 (a session's choices)
             if answer == KEYS["areas"]:
                 say("  " + "  ".join(f"{area.slug} ({area.name})" for area in areas))
                 continue
-            if (topic := parse_no_area(typed)) is not None:
+            try:
+                topic = parse_no_area(typed)
+            except ValueError as error:  # (a topic the labels could not keep: say so, ask again)
+                say(f"  {error}")
+                continue
+            if topic is not None:
                 session.answer(NONE, topic)
                 say(f"  labelled {NONE} (fits no area)" + (f", about {topic}" if topic else ""))
                 break

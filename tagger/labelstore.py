@@ -52,6 +52,8 @@ LABELS_FILE = "labels.csv"
 # who gave each label of labels.csv, when (UTC), and which answer it is (undo takes back its own)
 WHO = ("annotator", "labelled_at", "answer_id")
 TOPIC = "topic"  # the column of what such an abstract is about, where the annotator said
+DATA_TOPIC = "none_topic"  # its column in a labelled file of one's own (whose topic column is the user's)
+MAX_TOPIC = 200  # characters of a topic, at most
 ROLE = "role"  # the column that marks a reviewer's final label (REVIEW); empty for an annotator's
 REVIEW = "review"  # a final label, settling what annotators gave: training uses it, agreement does not
 LABEL_COLUMNS = ("abstract_id", "area", "title", *WHO, TOPIC, ROLE)
@@ -61,6 +63,7 @@ _ADDED_FOR = {
     "labelled_at": "when",
     "answer_id": "which answer each is (an undo takes back its own alone)",
     TOPIC: "what abstracts that fit no area are about",
+    DATA_TOPIC: "what abstracts that fit no area are about",
     ROLE: "which labels a review made final",
 }
 LABELLED_ABSTRACTS_FILE = "labelled.jsonl"
@@ -359,6 +362,7 @@ class ProjectLabels:
 
     def add(self, abstract: Abstract, area: str, topic: str = "") -> Answer:
         """Label ``abstract`` ``area`` (:data:`NONE` with a ``topic``, if any: it fits no area)."""
+        topic = topic_of(topic)
         digest = abstract.digest
         self.abstracts_dir.mkdir(parents=True, exist_ok=True)
         with locked(self.labels_dir, self.abstracts_dir):
@@ -563,6 +567,22 @@ def _warn_unsettled(disagreed: int) -> None:
         )
 
 
+def topic_of(text: str) -> str:
+    """A topic as it is kept (every door: the terminal, the page, the Python API): lower case,
+    one line, one space between words; refused (an :class:`~tagger.errors.ArgumentError`)
+    when longer than :data:`MAX_TOPIC` characters or holding a character no file can hold (a
+    lone surrogate) or a control character: nothing is kept that the labels cannot read back."""
+    topic = " ".join(text.lower().split())
+    bad = next((c for c in topic if "\ud800" <= c <= "\udfff" or (c < " " or "\x7f" <= c < "\xa0")), None)
+    if len(topic) > MAX_TOPIC or bad is not None:
+        what = f"is {len(topic):,} characters" if bad is None else f"holds {bad!r}"
+        raise ArgumentError(
+            f"the topic {topic[:40]!r}{'...' if len(topic) > 40 else ''} {what}",
+            fix=f"Give a topic of {MAX_TOPIC} characters at most, of plain text (or none).",
+        )
+    return topic
+
+
 NAME_CHARS = 64  # an annotator's name, at most
 
 
@@ -658,9 +678,9 @@ class LabelledFile:
         digest = abstract.digest
         with locked(self.where.parent):
             records = self._read()
-            if topic:
-                _add_columns(records, (TOPIC,))
-            named = {TOPIC: topic} if topic else None
+            if topic := topic_of(topic):
+                _add_columns(records, (DATA_TOPIC,))
+            named = {DATA_TOPIC: topic} if topic else None
             matches = [i for i, record in enumerate(records.records) if records.digest(record) == digest]
             if matches:
                 like = records.records[matches[0]]

@@ -366,6 +366,13 @@ class Project:
         """Each annotator's queue and store for one labelling page, by name: ``names`` (else
         the one ``store``, as ""); with ``overlap`` each their own queue of what they did not
         label, else one queue dealt out in turn (each abstract to one of them)."""
+        if overlap and len(names) > 1 and self.data:
+            raise UsageError(
+                "--overlap with --data: a labelled file keeps one answer an abstract and no annotator, "
+                "so each person's answer would replace the other's",
+                fix="Label into a project (tagger init) to compare annotators, or leave --overlap out "
+                "(each abstract then goes to one of them).",
+            )
         stores = {name: self.store(name, store.reviewing) for name in names} or {"": store}
         if overlap:  # (each their own queue: one name's too, not the store of who runs the page)
             abstracts = list(abstracts)

@@ -344,3 +344,25 @@ def test_the_labels_export_trains_as_it_is_one_label_per_abstract(project, capsy
         assert status == 0, err
         assert "2 abstract(s) labelled differently by two annotators: left out of training" in err
         assert "trained on 6 labelled abstracts" in err
+
+
+def test_several_people_overlapping_on_a_labelled_file_is_refused_before_anything_is_written(tmp_path):
+    """--data mine.csv --web --annotators ana,ben --overlap: both answered t0936 and the file
+    kept one row, no annotator, while both pages said saved. A labelled file keeps one answer
+    an abstract: the combination is refused (dealing the queue out between them still works)."""
+    from tagger.errors import UsageError
+    from tagger.model import load_model
+    from tagger.project import Project
+
+    mine = tmp_path / "mine.csv"
+    mine.write_text("abstract,area\n" + "".join(f'"{text}",robotics\n' for text in TEXTS[:2]))
+    before = mine.read_bytes()
+    here = Project(data=str(mine))
+    pile = [abstract(i) for i in range(2, 6)]
+    with pytest.raises(
+        UsageError, match="--overlap with --data: a labelled file keeps one answer an abstract"
+    ):
+        here.desks(pile, load_model(), here.store(), 4, names=["ana", "ben"], overlap=True)
+    dealt = here.desks(pile, load_model(), here.store(), 4, names=["ana", "ben"], overlap=False)
+    assert sorted(len(queue) for queue, _ in dealt.values()) == [2, 2]
+    assert mine.read_bytes() == before

@@ -335,7 +335,7 @@ def test_a_users_file_holds_what_the_user_answered(tmp_path_factory, start, orde
         )
     elif before:  # its header (a topic column added if one was given) and line ends
         head, written = before.split(b"\r\n")[0], path.read_bytes().split(b"\r\n")[0]
-        assert written in (head, head + b";topic", head + b"\ttopic")
+        assert written in (head, head + b";none_topic", head + b"\tnone_topic")
         assert path.read_bytes().startswith(written + b"\r\n")
 
 

@@ -79,13 +79,26 @@ def test_none_and_n_are_understood_in_any_case_and_an_empty_topic_is_none(projec
     assert [row.get("topic", "") for row in label_rows(project)[-2:]] == ["", ""]
 
 
-@given(topic=st.text(st.characters(blacklist_categories=("Cs",)), max_size=40))
-def test_any_topic_is_kept_as_one_line_of_words(topic):
+@given(topic=st.text(max_size=40) | st.text(min_size=190, max_size=230))
+def test_any_topic_is_kept_as_one_line_of_words_or_refused(topic):
+    """A topic is kept as one line of words the labels can hold, or refused with one clear
+    line (a lone surrogate, a control character, or over MAX_TOPIC characters): never kept as
+    something labels.csv cannot read back."""
+    from tagger.errors import ArgumentError
     from tagger.labelling import parse_no_area
+    from tagger.labelstore import MAX_TOPIC
 
-    parsed = parse_no_area(f"none {topic}")
-    assert parsed is not None
-    assert parsed == " ".join(topic.lower().split())
+    kept = " ".join(topic.lower().split())
+    try:
+        parsed = parse_no_area(f"none {topic}")
+    except ArgumentError as error:
+        assert str(error).startswith("the topic ")
+        assert len(kept) > MAX_TOPIC or any(
+            c < " " or "\x7f" <= c < "\xa0" or "\ud800" <= c <= "\udfff" for c in kept
+        )
+    else:
+        assert parsed == kept and len(kept) <= MAX_TOPIC
+        kept.encode("utf-8")  # (every character can be written)
     assert parse_no_area(f"nonetheless {topic}") is None
 
 
@@ -150,14 +163,53 @@ def test_a_users_own_labelled_file_takes_none_with_its_topic_and_trains_without_
     status, _, err = run(capsys, "label", "pile.txt", "--model", "own", "--data", "mine.csv", "--n", "1")
     assert status == 0, err
     rows = list(csv.DictReader(io.StringIO((tmp_path / "mine.csv").read_text(encoding="utf-8"))))
-    assert (rows[-1]["area"], rows[-1]["topic"]) == (NONE, "recommender")
-    assert "added the columns topic (empty for the 4 labels before)" in err
+    assert (rows[-1]["area"], rows[-1]["none_topic"]) == (NONE, "recommender")
+    assert "added the columns none_topic (empty for the 4 labels before)" in err
     status, _, err = run(capsys, "train", "--data", "mine.csv", "--model", "own")
     assert status == 0 and "trained on 4 labelled abstracts and 1 that fit no area (not trained on)" in err
     # a file holding 'none' answers is still of the model's areas: labelling goes on
     monkeypatch.setattr(sys, "stdin", io.StringIO("bots\n"))
     status, _, err = run(capsys, "label", "pile.txt", "--model", "own", "--data", "mine.csv", "--n", "1")
     assert status == 0, err
+
+
+def test_a_none_topic_never_touches_a_topic_column_of_the_user_s_own(tmp_path, monkeypatch, capsys):
+    """A labelled file's own Topic column is the user's data: a none answer's topic goes to
+    none_topic (it turned 'video' into 'astronomy')."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.csv").write_text(
+        "abstract,area,Topic\nRobots grasp cups.,bots,video\nLegged robots walk.,bots,x\n"
+        "Proteins fold.,bio,y\nGenes encode.,bio,z\n"
+    )
+    assert run(capsys, "train", "--data", "mine.csv", "--model", "m")[0] == 0
+    monkeypatch.setattr(sys, "stdin", io.StringIO("none astronomy\n"))
+    status, _, err = run(
+        capsys, "label", "mine.csv", "--data", "mine.csv", "--model", "m", "--relabel", "--n", "1"
+    )
+    assert status == 0, err
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "mine.csv").read_text(encoding="utf-8"))))
+    assert [r["Topic"] for r in rows] == ["video", "x", "y", "z"]
+    assert [r["none_topic"] for r in rows if r["area"] == NONE] == ["astronomy"]
+
+
+def test_a_huge_or_unwritable_topic_is_refused_at_every_door_and_the_labels_stay_readable(
+    project, monkeypatch, capsys
+):
+    """33 M characters typed as a topic bricked labels.csv (every later label, labels and
+    train exited 2); now the terminal says why and asks again, and Python refuses it."""
+    from tagger.errors import ArgumentError
+    from tagger.labelstore import ProjectLabels
+    from tagger.reading import read_abstracts
+
+    status, out, err = answer(monkeypatch, capsys, "none " + "x" * 300 + "\nnone graphs\n", "--n", "1")
+    assert status == 0, err
+    assert "the topic 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... is 300 characters" in out + err
+    assert label_rows(project)[-1]["topic"] == "graphs"
+    first = next(iter(read_abstracts(["pile.jsonl"])))
+    for topic in ("y" * 33_000_000, "a\ud800b", "bell \x07"):
+        with pytest.raises(ArgumentError, match="the topic "):
+            ProjectLabels("labels", "seeds").add(first, NONE, topic)
+    assert run(capsys, "labels", "-o", "all.csv")[0] == 0
 
 
 @pytest.mark.slow  # two trainings of 662 labels (5 s): in the slow run

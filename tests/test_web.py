@@ -239,12 +239,19 @@ def test_annotators_are_for_one_page_only(project, capsys, monkeypatch):
 
 
 def test_fits_no_area_is_an_answer_with_a_topic_of_text_only(project):
+    before = label_rows(project)
     page = Page(project, "--n", "5")
     try:
         at = page.call("GET", "/api/state")["item"]["at"]
-        for topic in (["graphs"], 7, "x" * 201):
+        for topic, error in (
+            (["graphs"], "a topic is text"),
+            (7, "a topic is text"),
+            ("x" * 201, "the topic 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... is 201 characters"),
+            ("graphs \ud800", "the topic 'graphs \\ud800' holds '\\ud800'"),  # (a lone surrogate: no file holds it)
+        ):
             status, _, data = page.request("POST", "/api/answer", {"area": "none", "at": at, "topic": topic})
-            assert status == 409 and "a topic is text of at most 200 characters" in json.loads(data)["error"]
+            assert status == 409 and error in json.loads(data)["error"], data
+        assert label_rows(project) == before
         state = page.call("POST", "/api/answer", {"area": "none", "at": at, "topic": "  Graph\nMining "})
         assert (state["answered"], state["no_area"], state["last"]["answer"]) == (1, 1, "none")
         assert state["keys"]["none"] == "n" and "n" not in {area["key"] for area in state["areas"]}

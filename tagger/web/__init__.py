@@ -34,9 +34,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from ..features import TextAnalyzer
-from ..labelling import AREA_KEYS, KEYS, Session, Suggestion, topic_of
+from ..labelling import AREA_KEYS, KEYS, Session, Suggestion
 from ..labels import Area
-from ..labelstore import NONE
+from ..labelstore import NONE, topic_of
 from ..model import Model
 from ..schema import located
 
@@ -44,7 +44,6 @@ HOST = "127.0.0.1"
 TOKEN_HEADER = "X-Tagger-Token"
 HIGHLIGHT_AREAS = 2  # the model's top areas whose terms are highlighted
 HIGHLIGHT_TERMS = 8  # terms per area
-MAX_TOPIC = 200  # characters of what an abstract that fits no area is about
 MAX_BODY = 4096  # bytes of a request body (an answer is a few dozen)
 MAX_CONNECTIONS = 32  # open at once; more are refused at once (503), not queued for ever
 SOCKET_TIMEOUT = 10.0  # seconds a connection may wait for a request's next bytes, or sit idle
@@ -156,9 +155,13 @@ class LabellingApp:
             return
         if area not in {a.slug for a in self.areas} | {NONE}:
             raise PageError(f"unknown area {area!r}")
-        if not isinstance(topic, str) or len(topic) > MAX_TOPIC:
-            raise PageError(f"a topic is text of at most {MAX_TOPIC} characters")
-        item = session.answer(area, topic_of(topic) if area == NONE else "")
+        if not isinstance(topic, str):
+            raise PageError("a topic is text")
+        try:
+            topic = topic_of(topic) if area == NONE else ""
+        except ValueError as error:
+            raise PageError(str(error)) from None
+        item = session.answer(area, topic)
         self.last[who] = {"id": item.abstract.id, "answer": area, **self._guess(item)}
 
     def _guess(self, item: Suggestion) -> dict:
