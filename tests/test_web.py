@@ -247,7 +247,10 @@ def test_fits_no_area_is_an_answer_with_a_topic_of_text_only(project):
             (["graphs"], "a topic is text"),
             (7, "a topic is text"),
             ("x" * 201, "the topic 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... is 201 characters"),
-            ("graphs \ud800", "the topic 'graphs \\ud800' holds '\\ud800'"),  # (a lone surrogate: no file holds it)
+            (
+                "graphs \ud800",
+                "the topic 'graphs \\ud800' holds '\\ud800'",
+            ),  # (a lone surrogate: no file holds it)
         ):
             status, _, data = page.request("POST", "/api/answer", {"area": "none", "at": at, "topic": topic})
             assert status == 409 and error in json.loads(data)["error"], data
