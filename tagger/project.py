@@ -169,15 +169,43 @@ class Project:
         return self.model_dir or DEFAULT_MODEL_DIR
 
     def model(self):
+        """The model every verb uses here (predict, explain, report, suggest, label): the one
+        given or in ``./models``; else the shipped one, where this folder has no taxonomy or
+        its taxonomy is the shipped model's; else, in a project of its own areas that has not
+        trained a model yet, a first model learnt from the areas' descriptions (not saved:
+        its hand labels are learnt by 'tagger train')."""
+        from .labels import load_areas
         from .model import load_model
 
-        return load_model(self.model_folder)
+        model = load_model(self.model_folder)
+        taxonomy = Path(self.labels) / AREAS_FILE
+        if self.model_dir is not None or self.data or not taxonomy.is_file():
+            return model
+        areas = load_areas(taxonomy)
+        if (
+            set(model.taxonomy) == {area.slug for area in areas}
+            or not model.card.training_data.uses_area_descriptions
+        ):
+            return model  # (a model of a labelled file of one's own answers that file's areas)
+        if self.model_folder is not None:
+            raise UsageError(
+                f"the model in {self.model_folder}/ answers other areas than {taxonomy} (changed since it "
+                "was trained)",
+                fix="Retrain it from the labels: tagger train.",
+            )
+        from .training import descriptions_model
+
+        return descriptions_model(areas)
 
     def which_model(self, model) -> str:
         """One line saying which model made an output: where it was found and what it learnt."""
         if model.card.training_data.labelled_abstracts == 0:
+            from .labelstore import read_labels_file
+
+            labelled = len(read_labels_file(Path(self.labels) / LABELS_FILE).records)
+            waiting = f"{labelled} hand label(s) not learnt yet" if labelled else "no hand labels yet"
             return (
-                "model: a first one, learnt from the areas' descriptions alone (no hand labels yet: "
+                f"model: a first one, learnt from the areas' descriptions alone ({waiting}: "
                 "label some, then 'tagger train'); not saved"
             )
         if self.model_dir is not None:
@@ -317,8 +345,8 @@ class Project:
     def labelling_model(self, store, outside_a_project: bool = False):
         """The model that orders a labelling queue and guesses, and the areas to answer with:
         for a labelled file, the model's areas, which must be the file's; for a project, its
-        taxonomy's areas, which must be the model's, except in a project of one's own areas
-        with no labels yet, where a first model learns from the areas' descriptions.
+        taxonomy's areas, which must be the model's (:meth:`model`: a first model of the
+        areas' descriptions until one is trained).
         ``outside_a_project``: with no taxonomy here, the model's own areas (for suggest)."""
         from .labels import Area, load_areas
 
@@ -336,14 +364,10 @@ class Project:
         areas = load_areas(Path(self.labels) / AREAS_FILE)
         if set(model.taxonomy) == {area.slug for area in areas}:
             return model, areas
-        if self.model_dir is not None or store.rows():
-            raise UsageError(
-                f"the model's areas differ from {Path(self.labels) / AREAS_FILE}",
-                fix="Retrain with 'tagger train', or give your own labelled file with --data.",
-            )
-        from .training import descriptions_model
-
-        return descriptions_model(areas), areas
+        raise UsageError(  # (a model named with --model: the others are this project's, see model)
+            f"the model's areas differ from {Path(self.labels) / AREAS_FILE}",
+            fix="Retrain with 'tagger train', or give your own labelled file with --data.",
+        )
 
     def queue(self, abstracts, model, store, n: int, relabel: bool = False, overlap: bool = False):
         """The abstracts to label, most useful first: those nobody labelled, or with

@@ -185,6 +185,40 @@ def test_a_project_of_ones_own_areas_starts_labelling_before_any_model(capsys, t
     assert status == 0 and {row["area"] for row in csv.DictReader(out.splitlines())} == {"astro", "bio"}
 
 
+def test_every_verb_of_a_project_of_its_own_areas_uses_one_model(capsys, tmp_path, monkeypatch):
+    """init --empty with four areas of one's own and no model yet: suggest and label used the
+    model learnt from the descriptions, predict the shipped eleven ('science 36 of 43'). Now
+    predict, explain, suggest and label all use that first model, before a label and after
+    one (a second session was refused once a label existed), say so, and answer its areas; a
+    model in models/ of areas since changed is refused by all alike."""
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "init", "--empty")[0] == 0
+    (tmp_path / "labels" / "areas.csv").write_text(
+        "slug,name,description,keywords\n"
+        'astro,Astronomy,"Stars, galaxies, telescopes and planets.",galaxy;star\n'
+        'bio,Biology,"Cells, proteins and genes.",protein;cell\n'
+        'chem,Chemistry,"Molecules, reactions and catalysts.",molecule;catalysis\n'
+        'cs,Computing,"Algorithms, software and programming languages.",algorithm;compiler\n'
+    )
+    (tmp_path / "pile.txt").write_text("Galaxies form stars.\n\nProteins fold inside the cell.\n")
+    own = {"astro", "bio", "chem", "cs"}
+    for labelled in (0, 1):
+        status, out, err = run(capsys, "predict", "pile.txt")
+        assert status == 0 and {row["area"] for row in csv.DictReader(out.splitlines())} <= own, out
+        waiting = "1 hand label(s) not learnt yet" if labelled else "no hand labels yet"
+        assert f"learnt from the areas' descriptions alone ({waiting}" in err
+        status, out, err = run(capsys, "explain", "pile.txt")
+        assert status == 0 and "learnt from the areas' descriptions alone" in err
+        monkeypatch.setattr(sys, "stdin", io.StringIO("astro\n"))
+        status, out, err = run(capsys, "label", "pile.txt", "--n", "1")
+        assert status == 0 and "learnt from the areas' descriptions alone" in err, err
+    (tmp_path / "models").mkdir()
+    load_model().save(tmp_path / "models")  # (a model of other areas: the shipped one's)
+    for command in (["predict", "pile.txt"], ["suggest", "pile.txt"], ["label", "pile.txt"]):
+        status, _, err = run(capsys, *command)
+        assert status == 1 and "the model in models/ answers other areas than labels/areas.csv" in err, err
+
+
 def test_a_project_of_one_label_is_told_what_it_needs_not_an_internal_error(capsys, tmp_path, monkeypatch):
     from tagger.labelstore import ProjectLabels
     from tagger.reading import Abstract
