@@ -424,7 +424,7 @@ def _report(args: argparse.Namespace) -> int:
             labels,
             args.label_column,
             trained=project.trained_names(model),
-            answers_none=NONE in model.areas,
+            areas=model.areas,
         )
         logging.getLogger("tagger.report").info("writing the report")
         page = build(overview, model, f"tagger report: {Path(args.tags).name}")

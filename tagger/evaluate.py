@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -195,6 +195,23 @@ def figures_of_flags(flagged: np.ndarray, correct: np.ndarray) -> tuple[float, f
     return round(float(flagged.mean()), 4), round(accuracy, 4)
 
 
+def refuse_unknown_areas(labels: Iterable[str], areas: Sequence[str], where: str) -> None:
+    """The one rule of the hand labels a model is measured against (``evaluate --data``,
+    ``report --label-column``): each one of the model's ``areas`` (or none, or no label);
+    any other is refused, named, with the areas to use: a tag is never scored against a
+    label it could not give (``LLM`` for ``llm`` counted every tag wrong)."""
+    from .errors import LabelError
+    from .prediction import NONE
+
+    unknown = sorted(set(labels) - set(areas) - {"", NONE})
+    if unknown:
+        raise LabelError(
+            f"{len(unknown)} area(s) the model does not know: {', '.join(map(repr, unknown[:5]))}",
+            where=where,
+            fix=f"Measure a model on labels of its areas ({', '.join(a for a in areas if a != NONE)}).",
+        )
+
+
 def test_model(
     model, texts: Sequence[str], labels: Sequence[str], ids: Sequence[str], data: str, name: str = "the model"
 ):
@@ -202,15 +219,7 @@ def test_model(
     (the same figures as cross-validation, by the same definitions), a :class:`Review` at the
     model's threshold, each abstract's confidence and whether it was right. Labels of areas
     the model does not know are refused."""
-    from .errors import LabelError
-
-    unknown = sorted(set(labels) - set(model.areas))
-    if unknown:
-        raise LabelError(
-            f"{len(unknown)} area(s) the model does not know: {', '.join(map(repr, unknown[:5]))}",
-            where=data,
-            fix=f"Test a model on labels of its areas ({', '.join(model.areas)}).",
-        )
+    refuse_unknown_areas(labels, model.areas, data)
     logging.getLogger("tagger.evaluate").info("testing the model on %s labelled abstracts", f"{len(texts):,}")
     probabilities = model.predict_proba(list(texts))
     slugs = list(model.areas)

@@ -11,7 +11,7 @@ import html
 import logging
 import zlib
 from collections import Counter
-from collections.abc import Container
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from itertools import islice
 
@@ -155,7 +155,7 @@ def read_tags(
     label_column: str | None = None,
     chunk_rows: int = CHUNK_ROWS,
     trained: Container[str] = (),
-    answers_none: bool = False,
+    areas: Sequence[str] = (),
 ) -> Overview:
     """The overview of a file ``tagger predict`` wrote (CSV, JSON lines or Parquet, by its
     name; ``.gz`` too), read ``chunk_rows`` rows at a time. Each row's hand label: its
@@ -164,8 +164,12 @@ def read_tags(
     schema says (:mod:`tagger.schema`); the first that is not what predict writes is an error
     naming its line. ``trained``: the ids of the abstracts the model was trained on (the
     digests of its training texts, and ids naming them), whose accuracy is said apart;
-    ``answers_none``: whether the model answers none (see :class:`Overview`)."""
-    overview = Overview(answers_none)
+    ``areas``: the model's, which a label column's labels must be
+    (:func:`tagger.evaluate.refuse_unknown_areas`), and whether it answers none (see
+    :class:`Overview`)."""
+    from .evaluate import refuse_unknown_areas
+
+    overview = Overview(NONE in areas)
     labels = labels or {}
     for start, frame, kind, label_name in _chunks(path, label_column, chunk_rows):
         line = start + (2 if kind == "csv" else 1)  # (CSV: after the header)
@@ -183,6 +187,8 @@ def read_tags(
         )
         if label_name is not None:
             chunk["label"] = _text(frame, label_name, n)
+            if areas:
+                refuse_unknown_areas(chunk["label"].tolist(), areas, f"{path}: column {label_name!r}")
         else:
             chunk["label"] = np.array([labels.get(i, "") for i in chunk["id"].tolist()], dtype=object)
         chunk["trained"] = np.array([i in trained for i in chunk["id"].tolist()], dtype=bool)

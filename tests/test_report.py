@@ -12,6 +12,7 @@ from conftest import ROOT, SEED_FILES, run
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tagger.model import shipped_model_dir
 from tagger.report import Overview, build
 
 # The only elements the report is made of: no script, no image, no frame, no form.
@@ -47,7 +48,8 @@ def test_a_report_of_a_tagged_file_has_its_four_parts(capsys, tmp_path, monkeypa
     status, _, _ = run(capsys, "predict", *SEED_FILES, "-o", "tags.csv")
     assert status == 0
     rows = list(csv.DictReader(io.StringIO((tmp_path / "tags.csv").read_text())))
-    rows[0]["label"], rows[1]["label"] = rows[0]["area"], "astrology"  # one right, one wrong
+    wrong = "theory" if rows[1]["area"] != "theory" else "vision"
+    rows[0]["label"], rows[1]["label"] = rows[0]["area"], wrong  # one right, one wrong
     with open(tmp_path / "tags.csv", "w", newline="") as stream:
         writer = csv.DictWriter(stream, [*rows[0].keys()])
         writer.writeheader()
@@ -214,6 +216,36 @@ def test_a_label_column_named_as_the_tag_is_the_inputs_never_the_tag_itself(caps
         capsys, "report", tmp_path / "y.csv", "--label-column", "area", "-o", tmp_path / "r.html"
     )
     assert status == 2 and "'area' is tagger's own column (the tag), not a column of hand labels" in err
+
+
+def test_labels_that_are_not_the_model_s_areas_are_refused_as_evaluate_refuses_them(capsys, tmp_path):
+    """LLM, Vision, None for llm, vision, none: the report said '3 labelled: right 0 %' where
+    evaluate --data refuses the same file; one rule (evaluate.refuse_unknown_areas) for both."""
+    (tmp_path / "t.csv").write_text(
+        "abstract,gold\n"
+        "We fine-tune a large language model with human feedback.,LLM\n"
+        "Image segmentation with convolutional networks.,Vision\n"
+        "Users rate films on a website.,None\n"
+        "A quadruped robot learns to climb stairs.,robotics\n"
+    )
+    assert run(capsys, "predict", tmp_path / "t.csv", "--keep", "gold", "-o", tmp_path / "x.csv")[0] == 0
+    status, _, err = run(
+        capsys, "report", tmp_path / "x.csv", "--label-column", "gold", "-o", tmp_path / "r.html"
+    )
+    told = "3 area(s) the model does not know: 'LLM', 'None', 'Vision'"
+    assert status == 2 and told in err and "Measure a model on labels of its areas (" in err, err
+    assert not (tmp_path / "r.html").exists()
+    status, _, err = run(
+        capsys,
+        "evaluate",
+        "--model",
+        shipped_model_dir(),
+        "--data",
+        tmp_path / "t.csv",
+        "--label-column",
+        "gold",
+    )
+    assert status == 2 and told in err, err
 
 
 def test_an_abstract_annotators_disagree_on_counts_nowhere_in_the_report(capsys, tmp_path, monkeypatch):
