@@ -448,6 +448,8 @@ def _train(args: argparse.Namespace) -> int:
         done = project.retrain(texts, unlabelled=pile, search=args.search, training_set=training_set)
     model = done.model
     say(f"{trained_said(model.card, training_set.no_area)}; saved to {args.model}")
+    if args.data and training_set.use_descriptions:
+        say(f"note: {args.data}'s areas are those of {args.labels}/: learnt with their descriptions too")
     _say_if_reused(model.card.settings_selection)
     if args.unlabelled and model.card.unlabelled is None:
         why = "every one is labelled" if pile else "it holds no abstracts"

@@ -313,12 +313,21 @@ class Project:
 
     def training_set(self):
         """The labels as a training set: the labelled file, or the taxonomy and hand labels
-        joined with their texts."""
-        from .labels import labelled, load_training_set
+        joined with their texts. A labelled file whose areas are this folder's taxonomy's (the
+        project's own export, ``tagger labels -o``) learns from the areas' descriptions too, as
+        the project's labels do (without them it made a worse model and did not say why)."""
+        from dataclasses import replace
 
-        if self.data:
-            return labelled(self.data, columns=self.columns)
-        return load_training_set(self.labels, self.abstracts)
+        from .labels import labelled, load_areas, load_training_set
+
+        if not self.data:
+            return load_training_set(self.labels, self.abstracts)
+        training_set = labelled(self.data, columns=self.columns)
+        taxonomy = Path(self.labels) / AREAS_FILE
+        areas = load_areas(taxonomy) if taxonomy.is_file() else ()
+        if areas and set(training_set.slugs) == {area.slug for area in areas}:
+            return replace(training_set, areas=areas, use_descriptions=True)
+        return training_set
 
     def labels_by_name(self) -> dict[str, str]:
         """The project's hand labels by every name an abstract has (its id, its file's id),

@@ -219,6 +219,38 @@ def test_every_verb_of_a_project_of_its_own_areas_uses_one_model(capsys, tmp_pat
         assert status == 1 and "the model in models/ answers other areas than labels/areas.csv" in err, err
 
 
+def test_train_on_the_project_s_own_export_learns_as_the_project_does(capsys, tmp_path, monkeypatch):
+    """tagger labels -o export.csv, then train --data export.csv: the file's areas are the
+    project's, so it learns from their descriptions too, as 'tagger train' does (it dropped
+    them, and made a worse model without saying why): the same training set, and a note."""
+    from tagger.labels import labelled
+    from tagger.project import Project
+
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "init", "--empty")[0] == 0
+    (tmp_path / "labels" / "areas.csv").write_text(
+        "slug,name,description,keywords\n"
+        'astro,Astronomy,"Stars, galaxies, telescopes and the planets that orbit stars.",galaxy;star\n'
+        'bio,Biology,"Cells, proteins, genes and the tissues they make up.",protein;cell\n'
+    )
+    texts = ["Galaxies form stars.", "The planet orbits a star.", "A telescope maps a galaxy.",
+             "Proteins fold in the cell.", "Genes code for proteins.", "Cells divide in tissue."]  # fmt: skip
+    (tmp_path / "pile.txt").write_text("\n\n".join(texts) + "\n")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("astro\n" * 3 + "bio\n" * 3))
+    status, _, err = run(capsys, "label", "pile.txt", "--n", "6")
+    assert status == 0 and "labelled 6, skipped 0" in err, err
+    assert run(capsys, "labels", "-o", "export.csv")[0] == 0
+    status, _, err = run(capsys, "train", "--data", "export.csv", "--model", "from-export")
+    assert (
+        status == 0
+        and "note: export.csv's areas are those of labels/: learnt with their descriptions too" in err
+    )
+    from_export = load_model(tmp_path / "from-export").card.training_data
+    project = Project().training_set()
+    assert from_export.uses_area_descriptions and from_export.sha256 == project.fingerprint()
+    assert labelled("export.csv").use_descriptions is False  # (outside the project's folder rule)
+
+
 def test_a_project_of_one_label_is_told_what_it_needs_not_an_internal_error(capsys, tmp_path, monkeypatch):
     from tagger.labelstore import ProjectLabels
     from tagger.reading import Abstract
