@@ -53,9 +53,13 @@ class Suggestion:
             return f"annotators said {said}; your answer is the final label"
         if not self.current:
             return ""
-        if self.current_by:
-            return f"labelled {self.current} by {self.current_by}; your answer is kept beside theirs"
+        if self.current_by:  # (blind: what they said shows after the answer, see others_said)
+            return f"labelled by {self.current_by} too; your answer is kept beside theirs"
         return f"labelled {self.current} now; your answer replaces yours"
+
+    def others_said(self) -> str:
+        """What other annotators said of it, shown once this one has answered ("" if none)."""
+        return f"{self.current_by} said {self.current}" if self.current_by else ""
 
     @property
     def margin(self) -> float:
@@ -349,13 +353,16 @@ def label_session(  # noqa: PLR0913 (a session's choices)
     say: Callable[[str], None],
     width: int = 88,
     unsave: Callable[[Any], Any] | None = None,
+    blind: bool = False,
 ) -> SessionResult:
     """Show each abstract in ``queue`` with its numbered guesses and ask for its area;
     ``save`` is called at once with every answer, and ``unsave`` with what ``save`` returned
     for an answer undone (``u``: the session goes back to it; see :class:`Session`).
     ``ask`` returns the answer typed (raising EOFError at the end of input, which ends the
     session like ``q``). Each abstract is shown with its file and its position there, as
-    ``tagger predict`` numbers it."""
+    ``tagger predict`` numbers it. ``blind`` (a second pass: ``--overlap``, ``--relabel``): the
+    model's guesses show after the answer (or on request, ``?``), as on the page, so that
+    they do not lead the answer."""
     session = Session(queue, save, unsave)
     slugs = [area.slug for area in areas]
     while (item := session.current) is not None:
@@ -369,8 +376,14 @@ def label_session(  # noqa: PLR0913 (a session's choices)
         say(textwrap.fill(abstract.text, width))
         if note := item.current_note():
             say(f"  {note}, s leaves it")
-        say("   ".join(f"{i}) {slug} {p:.2f}" for i, (slug, p) in enumerate(guesses, start=1)))
+        shown = "   ".join(f"{i}) {slug} {p:.2f}" for i, (slug, p) in enumerate(guesses, start=1))
+        if not blind:
+            say(shown)
         keys = f"1-{len(guesses)}"
+
+        said = [f"the model said {guesses[0][0]} {guesses[0][1]:.2f}"] if blind and guesses else []
+        after = "".join(f"; {part}" for part in [*said, item.others_said()] if part)  # (after the answer)
+
         while True:
             try:
                 answer = ask("area? ").strip()
@@ -405,7 +418,7 @@ def label_session(  # noqa: PLR0913 (a session's choices)
                 continue
             if topic is not None:
                 session.answer(NONE, topic)
-                say(f"  labelled {NONE} (fits no area)" + (f", about {topic}" if topic else ""))
+                say(f"  labelled {NONE} (fits no area)" + (f", about {topic}" if topic else "") + after)
                 break
             choice, could_be = _choice(answer, guesses, slugs)
             if could_be:
@@ -415,9 +428,11 @@ def label_session(  # noqa: PLR0913 (a session's choices)
                 if answer and answer != "?":
                     say(f"  not understood: {typed!r}")
                 say(HELP.format(keys=keys))
+                if blind and answer == "?":  # (on request)
+                    say(f"  the model's guesses: {shown}")
                 continue
             session.answer(choice)
-            say(f"  labelled {choice}")
+            say(f"  labelled {choice}{after}")
             break
     return session.result
 

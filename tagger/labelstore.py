@@ -338,6 +338,17 @@ class ProjectLabels:
             kept = settle(keys, areas, [Given.of(row) for row in rows], [str(self.where)] * len(rows))
         return {keys[i]: areas[i] for i in kept}
 
+    def own(self) -> dict[str, str]:
+        """Digest -> area of this store's annotator's own answers (a reviewer: every label that
+        counts): what a page shows them of the labels, blind to the others' answers."""
+        if self.reviewing:
+            return self.current()
+        return {
+            row["abstract_id"]: row["area"]
+            for row in self.rows()
+            if row[ROLE] != REVIEW and row["annotator"] == self.annotator
+        }
+
     def mine(self) -> set[str]:
         """The digests of the abstracts this store's annotator has labelled (as annotator,
         or as reviewer when reviewing)."""
@@ -662,6 +673,10 @@ class LabelledFile:
     def mine(self) -> set[str]:
         """The digests of its labelled abstracts: every answer replaces a label (one annotator)."""
         return set(self.current())
+
+    def own(self) -> dict[str, str]:
+        """Its labels (one annotator: the file's)."""
+        return self.current()
 
     def current(self) -> dict[str, str]:
         """Digest -> area of every record that has both."""

@@ -2,6 +2,7 @@ import csv
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -338,12 +339,32 @@ def test_relabel_says_whether_an_answer_replaces_the_label_or_goes_beside_anothe
     assert main(["label", "pile.jsonl", "--n", "1", "--annotator", "ben"]) == 0
     capsys.readouterr()
     for annotator, note in (
-        ("ana", "by ben; your answer is kept beside theirs, s leaves it"),
+        ("ana", "labelled by ben too; your answer is kept beside theirs, s leaves it"),
         ("ben", "now; your answer replaces yours, s leaves it"),
     ):
         monkeypatch.setattr(sys, "stdin", io.StringIO("s\n"))
         assert main(["label", "pile.jsonl", "--relabel", "--n", "1", "--annotator", annotator]) == 0
         assert note in capsys.readouterr().out, annotator
+
+
+def test_a_second_pass_is_blind_until_the_answer(project, monkeypatch, capsys):
+    """--relabel as ana of ben's label: the terminal said "labelled robotics by ben" and the
+    model's top three before the answer (the page hides both, so that they do not lead you).
+    Now neither shows before the answer (the guesses on request, '?'); both show after it."""
+    keep_labels(project, 12)
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("1\n"))
+    assert main(["label", "pile.jsonl", "--n", "1", "--annotator", "ben"]) == 0
+    given = label_rows(project)[-1]["area"]
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("?\ntheory\n"))
+    assert main(["label", "pile.jsonl", "--relabel", "--n", "1", "--annotator", "ana"]) == 0
+    out = capsys.readouterr().out
+    before, after = out.split("area? ?", 1)
+    assert "labelled by ben too" in before and given not in before.split("labelled by ben too")[1]
+    assert not re.search(r"^1\) ", before, re.MULTILINE)  # (no guesses)
+    assert "the model's guesses: 1) " in after
+    assert re.search(rf"labelled theory; the model said \w+ \d\.\d\d; ben said {given}", after), after
 
 
 def test_relabel_shows_the_labels_the_model_doubts_most_first(project, monkeypatch, capsys):

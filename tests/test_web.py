@@ -275,7 +275,7 @@ def test_the_page_says_a_relabel_goes_beside_another_annotators_label(project):
     try:
         item = page.call("GET", "/api/state")["item"]
         assert item["current"] == "robotics"
-        assert item["current_note"] == "labelled robotics by ben; your answer is kept beside theirs"
+        assert item["current_note"] == "labelled by ben too; your answer is kept beside theirs"  # (blind)
     finally:
         page.stop()
 
@@ -611,13 +611,34 @@ def test_the_report_of_the_page_tags_the_pile_once_however_many_ask_at_once(tmp_
     project = Project(model_dir=str(tmp_path / "models"))
     app = labelling_app({"": ([], store)}, (), shipped, project, pile, "pile.jsonl")
     pages: list[str] = []
-    threads = [threading.Thread(target=lambda: pages.append(app.report(shipped))) for _ in range(8)]
+    threads = [threading.Thread(target=lambda: pages.append(app.report(shipped, ""))) for _ in range(8)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     made = re.compile(r"made \d{4}-\d\d-\d\d \d\d:\d\d UTC")  # (a minute may turn meanwhile)
     assert len(pages) == 8 and len({made.sub("", page) for page in pages}) == 1 and calls == [len(pile)]
+
+
+def test_the_page_s_report_shows_each_annotator_their_own_answers_only(tmp_path, shipped):
+    """--annotators ana,ben --overlap: ben answers an abstract theory; ana's report link
+    listed it with theory before she answered it. Each one's report has their own answers as
+    its labels; the others' show after, never before."""
+    from tagger.labelstore import ProjectLabels
+    from tagger.project import Project
+    from tagger.reading import read_abstracts
+    from tagger.web import labelling_app
+
+    copy_project(tmp_path, ("labels", "seeds"))
+    pile = list(read_abstracts([write_pile(tmp_path)]))
+    stores = {name: ProjectLabels(tmp_path / "labels", tmp_path / "seeds", name) for name in ("ana", "ben")}
+    stores["ben"].add(pile[0], "theory")
+    desks = {name: ([], store) for name, store in stores.items()}
+    app = labelling_app(desks, (), shipped, Project(model_dir=str(tmp_path / "models")), pile, "pile.jsonl")
+    assert "None of these abstracts is labelled" in app.report(shipped, "ana")
+    assert "1 of these abstracts are labelled" in app.report(shipped, "ben")
+    stores["ana"].add(pile[1], "robotics")
+    assert "1 of these abstracts are labelled" in app.report(shipped, "ana")
 
 
 @given(st.lists(st.sampled_from(["robot ", "🔥", "\U0001d465 ", "grasp ", "é", "jail", " "]), max_size=30))

@@ -80,7 +80,7 @@ class LabellingApp:
     model: Model
     source: str
     retrain: Callable[[], tuple[Model, dict]] | None = None
-    report: Callable[[Model], str] | None = None
+    report: Callable[[Model, str], str] | None = None
     retraining: Retraining = field(default_factory=Retraining)
     last: dict[str, dict] = field(default_factory=dict)  # each one's answer just given, with the guess
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -165,8 +165,13 @@ class LabellingApp:
         self.last[who] = {"id": item.abstract.id, "answer": area, **self._guess(item)}
 
     def _guess(self, item: Suggestion) -> dict:
+        """The model's guess and what other annotators said: shown once the item is answered."""
         prediction = self.model.predict(item.abstract.document)
-        return {"guess": prediction.area, "confidence": round(prediction.confidence, 4)}
+        return {
+            "guess": prediction.area,
+            "confidence": round(prediction.confidence, 4),
+            "others": item.others_said(),
+        }
 
     def undo(self, who: str, at: object = None) -> None:
         """Take back ``who``'s last answer (never another annotator's), which must be the one
@@ -280,19 +285,19 @@ def labelling_app(
     tagged: dict[str, Any] = {}  # the pile's predictions by the model that made them: made once
     one_at_a_time = threading.Lock()  # a report holds the pile's tags: one is built at a time
 
-    def overview(current: Model) -> str:
+    def overview(current: Model, who: str) -> str:
+        """The report of the pile with ``who``'s own answers as its labels: blind to the other
+        annotators' (their answers showed before hers; a reviewer sees every label)."""
         with one_at_a_time:
             if tagged.get("model") is not current:
                 tagged.clear()
                 tagged["predictions"] = current.predict([a.document for a in sample])
                 tagged["model"] = current
             trained = set(current.card.training_data.labels)
-            overview = overview_of(
-                sample, tagged["predictions"], labels.current(), trained, NONE in current.areas
-            )
+            own = desks[who][1].own()
+            overview = overview_of(sample, tagged["predictions"], own, trained, NONE in current.areas)
             return build(overview, current, f"tagger report: {source}")
 
-    labels = next(iter(desks.values()))[1]  # (every store reads the same labels)
     sessions = {who: Session(queue, answered(store.add), store.undo) for who, (queue, store) in desks.items()}
     return LabellingApp(sessions, areas, model, source, retrain_now, overview)
 
@@ -377,7 +382,7 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         query = parse_qs(url.query)
         if url.path in ("/", "/report"):
-            if self._allowed(next(iter(query.get("token") or ()), None)) is None:
+            if (who := self._allowed(next(iter(query.get("token") or ()), None))) is None:
                 return
             if url.path == "/":
                 self._send(
@@ -390,7 +395,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             with app.lock:
                 model = app.model
-            html = app.report(model)
+            html = app.report(model, who)
             self._send(HTTPStatus.OK, html.encode("utf-8"), "text/html; charset=utf-8", REPORT_POLICY)
             return
         if url.path == "/api/state":

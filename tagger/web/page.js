@@ -44,7 +44,7 @@ function feedback(last, error) {
     return;
   }
   const named = (answer) => answer === state.none ? `${answer} (fits no area)` : answer;
-  const guess = `the model said ${named(last.guess)} ${Number(last.confidence).toFixed(2)}`;
+  const guess = `the model said ${named(last.guess)} ${Number(last.confidence).toFixed(2)}` + (last.others ? `; ${last.others}` : "");
   if (last.answer === null) { line.textContent = `skipped ${last.id}; ${guess}`; return; }
   const answered = named(last.answer);
   line.textContent = `labelled ${answered}; ${guess}`;
