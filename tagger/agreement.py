@@ -94,11 +94,15 @@ KAPPA_FROM = 20  # shared abstracts: with fewer, one answer swings kappa by a te
 
 
 def describe(
-    found: Agreement, snippets: dict[str, str], finals: dict[str, tuple[str, str]] | None = None
+    found: Agreement,
+    snippets: dict[str, str],
+    finals: dict[str, tuple[str, str]] | None = None,
+    names: dict[str, str] | None = None,
 ) -> str:
     """The agreement as text: a line a pair of annotators, then each disagreement with its
-    abstract's id, each annotator's area, the final label a review gave it and by whom
-    (``finals``: id -> (area, reviewer)), and a snippet (``snippets``: id -> title or words)."""
+    abstract's name (``names``: id -> the id its file gave it), each annotator's area, the
+    final label a review gave it and by whom (``finals``: id -> (area, reviewer)), and a
+    snippet (``snippets``: id -> title or words)."""
     finals = finals or {}
     if not found.pairs:
         return "no abstract is labelled by two annotators: nothing to compare"
@@ -126,7 +130,7 @@ def describe(
         given = ", ".join(f"{name} {area}" for name, area in areas.items())
         if abstract in finals:
             given += " -> {} ({})".format(*finals[abstract])
-        lines.append(f"  {abstract}  {given}  | {snippets.get(abstract, '')}")
+        lines.append(f"  {(names or {}).get(abstract, abstract)}  {given}  | {snippets.get(abstract, '')}")
     return "\n".join(lines)
 
 
@@ -136,4 +140,5 @@ def described_agreement(rows: list[dict]) -> str:
     given, finals = _given_and_finals(rows)
     found = agreement(given)
     snippets = {row["abstract_id"]: row["title"] or " ".join(row["abstract"].split()[:12]) for row in rows}
-    return describe(found, snippets, finals)
+    names = {row["abstract_id"]: row.get("source_id") or row["abstract_id"] for row in rows}
+    return describe(found, snippets, finals, names)

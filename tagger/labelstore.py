@@ -338,6 +338,20 @@ class ProjectLabels:
             kept = settle(keys, areas, [Given.of(row) for row in rows], [str(self.where)] * len(rows))
         return {keys[i]: areas[i] for i in kept}
 
+    def labelled(self) -> set[str]:
+        """The digests of every abstract that has a label, whoever gave it (one annotators
+        disagree on too): what a first pass does not show again."""
+        return {row["abstract_id"] for row in self.rows()}
+
+    def source_ids(self) -> dict[str, str]:
+        """Digest -> the id the abstract's own file gave it (``2505.03584``), where that id names
+        it alone: how an abstract is named to people (``--agreement``, ``--review``, the export)."""
+        found: dict[str, str] = {}
+        for name, digests in self._texts().items():
+            if len(digests) == 1 and (digest := next(iter(digests))) != name:
+                found.setdefault(digest, name)
+        return found
+
     def own(self) -> dict[str, str]:
         """Digest -> area of this store's annotator's own answers (a reviewer: every label that
         counts): what a page shows them of the labels, blind to the others' answers."""
@@ -677,6 +691,10 @@ class LabelledFile:
     def own(self) -> dict[str, str]:
         """Its labels (one annotator: the file's)."""
         return self.current()
+
+    def labelled(self) -> set[str]:
+        """The digests of its labelled abstracts."""
+        return set(self.current())
 
     def current(self) -> dict[str, str]:
         """Digest -> area of every record that has both."""

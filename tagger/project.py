@@ -294,7 +294,8 @@ class Project:
         for abstract in read_abstracts([a for a in self.abstracts if Path(a).exists()], skip_bad=True):
             texts.setdefault(abstract.digest, abstract)
         rows = []
-        labels = ProjectLabels(self.labels, self.abstracts[0]).rows()
+        store = ProjectLabels(self.labels, self.abstracts[0])
+        labels, sources = store.rows(), store.source_ids()
         keys, areas = [r["abstract_id"] for r in labels], [r["area"] for r in labels]
         wheres = [f"{Path(self.labels) / LABELS_FILE}, label {k + 1}" for k in range(len(labels))]
         final = set(settle(keys, areas, [Given.of(r) for r in labels], wheres))
@@ -303,6 +304,7 @@ class Project:
             rows.append(
                 {
                     **row,
+                    "source_id": sources.get(row["abstract_id"], ""),
                     "final": "yes" if k in final else "no",  # (every column of the export is text)
                     "title": found.title if found else "",
                     "abstract": found.text if found else "",
@@ -388,12 +390,13 @@ class Project:
         if store.reviewing:
             from .agreement import to_settle
 
-            return review_queue(abstracts, model, to_settle(store.rows()), n)
-        current = store.current()
+            return _named(review_queue(abstracts, model, to_settle(store.rows()), n), store)
         if relabel:
-            return relabel_queue(abstracts, model, current, n, self.training_set(), store.others_only())
-        mine = store.mine() if overlap else set(current)
-        return suggest(abstracts, model, n, exclude=mine)
+            queue = relabel_queue(
+                abstracts, model, store.current(), n, self.training_set(), store.others_only()
+            )
+            return _named(queue, store)
+        return suggest(abstracts, model, n, exclude=store.mine() if overlap else store.labelled())
 
     def desks(self, abstracts, model, store, n: int, names=(), relabel: bool = False, overlap: bool = False):  # noqa: PLR0913 (the labelling desk's choices)
         """Each annotator's queue and store for one labelling page, by name: ``names`` (else
@@ -465,6 +468,20 @@ class Project:
         run = self.run(search=search, corpus=corpus)  # (retrain gives it the previous model's card)
         previous = self.replaced(training_set)
         return retrain(training_set, self.save_to, texts, unlabelled=unlabelled, run=run, previous=previous)
+
+
+def _named(queue, store) -> list:
+    """A queue of labelled abstracts with each one's id the one its own file gave it (where
+    the store knows one), not the digest of its text: how people know it."""
+    from dataclasses import replace
+
+    sources = store.source_ids() if hasattr(store, "source_ids") else {}
+    return [
+        replace(item, abstract=item.abstract._replace(id=sources[item.abstract.digest]))
+        if item.abstract.digest in sources and item.abstract.id == item.abstract.digest
+        else item
+        for item in queue
+    ]
 
 
 def _refuse_other_areas(model, labels: dict[str, str], data: str) -> None:

@@ -162,3 +162,31 @@ def test_review_needs_a_project_and_paths_are_needed_otherwise(project, capsys):
     assert status == 1 and "give the abstracts to label" in err
     status, _, err = run(capsys, "label", "pile.jsonl", "--review", "--relabel")
     assert status == 1 and "--relabel: not allowed with argument --review" in err
+
+
+def test_an_abstract_is_named_by_its_own_file_s_id_wherever_people_read_it(tmp_path, monkeypatch, capsys):
+    """The screen showed 'id 2505.03584', while --agreement, --review and the export showed
+    the digest of its text: the pile's own id is kept with the text and shown in all three."""
+    copy_project(tmp_path, ("labels", "seeds", "models"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "feed.jsonl").write_text(
+        json.dumps({"id": "2505.03584", "abstract": PILE[0][0]})
+        + "\n"
+        + json.dumps({"id": "2505.00001", "abstract": PILE[1][0]})
+        + "\n"
+    )
+    first, second = read_abstracts(["feed.jsonl"])
+    for name, area in (("ana", "robotics"), ("ben", "rl")):
+        ProjectLabels("labels", "seeds", name).add(first, area)
+        ProjectLabels("labels", "seeds", name).add(second, "theory")
+    status, out, _ = run(capsys, "labels", "--agreement")
+    assert status == 0 and "  2505.03584  ana robotics, ben rl  |" in out, out
+    assert run(capsys, "labels", "-o", "all.csv")[0] == 0
+    exported = list(csv.DictReader(io.StringIO((tmp_path / "all.csv").read_text(encoding="utf-8"))))
+    assert {r["source_id"] for r in exported if r["abstract"] in (PILE[0][0], PILE[1][0])} == {
+        "2505.03584",
+        "2505.00001",
+    }
+    monkeypatch.setattr(sys, "stdin", io.StringIO("rl\n"))
+    status, out, err = run(capsys, "label", "--review", "--annotator", "rita")
+    assert status == 0 and "id 2505.03584" in out, out + err
