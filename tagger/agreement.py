@@ -1,12 +1,17 @@
 """How far annotators agree: for each pair of annotators, the abstracts both labelled, how
 often their areas agree, and Cohen's kappa (agreement beyond what their label frequencies give
-by chance); and the abstracts they disagree on, to review."""
+by chance); for all of them at once, Krippendorff's alpha (nominal: any number of annotators,
+each abstract labelled by any two or more) and each area's specific agreement; what each
+annotator did (labels, none, time a label); and the abstracts they disagree on, to review."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,74 @@ def _disagreements(by_abstract: dict[str, dict[str, str]]) -> dict[str, dict[str
     }
 
 
+def krippendorff_alpha(units: Iterable[Sequence[str]]) -> float | None:
+    """Krippendorff's alpha of nominal labels: ``units`` holds each abstract's areas, one an
+    annotator (those of fewer than two annotators count for nothing). 1 - observed / expected
+    disagreement over the coincidences of values within units; None when it is undefined (no
+    unit of two values, or one area only). Krippendorff's own nominal example gives 0.743."""
+    coincidences: defaultdict[tuple[str, str], float] = defaultdict(float)
+    for unit in units:
+        if len(unit) < 2:
+            continue
+        for first, second in itertools.permutations(unit, 2):
+            coincidences[first, second] += 1 / (len(unit) - 1)
+    totals: defaultdict[str, float] = defaultdict(float)
+    for (value, _), weight in coincidences.items():
+        totals[value] += weight
+    n = sum(totals.values())
+    expected = sum(totals[a] * totals[b] for a in totals for b in totals if a != b) / (n - 1) if n > 1 else 0
+    if not expected:
+        return None
+    observed = sum(weight for (a, b), weight in coincidences.items() if a != b)
+    return 1 - observed / expected
+
+
+def specific_agreement(units: Iterable[Sequence[str]]) -> dict[str, tuple[float, int]]:
+    """Each area's specific agreement over the units of two or more annotators: of the
+    annotators' pairs in which one said that area, the share in which the other said it too
+    (sum of n_c (n_c - 1) over sum of n_c (n - 1)), with the units where someone said it."""
+    agreeing: Counter = Counter()
+    possible: Counter = Counter()
+    units_with: Counter = Counter()
+    for unit in units:
+        if len(unit) < 2:
+            continue
+        for area, count in Counter(unit).items():
+            agreeing[area] += count * (count - 1)
+            possible[area] += count * (len(unit) - 1)
+            units_with[area] += 1
+    return {area: (agreeing[area] / possible[area], units_with[area]) for area in sorted(possible)}
+
+
+BREAK = 600  # seconds: a longer gap between two answers of one annotator is a pause, not a label's time
+
+
+def annotator_figures(rows: list[dict]) -> dict[str, tuple[int, int, float | None]]:
+    """Per annotator (of rows as ``tagger labels`` gives them; a reviewer is no annotator): the
+    abstracts labelled, those of them answered none, and the median seconds between two of
+    their answers in a row (gaps over :data:`BREAK` left out as pauses; None when unknown)."""
+    from .labelstore import NONE, REVIEW, ROLE
+
+    figures = {}
+    mine: dict[str, list[dict]] = {}
+    for row in rows:
+        if row[ROLE] != REVIEW and row["annotator"]:
+            mine.setdefault(row["annotator"], []).append(row)
+    for name, given in sorted(mine.items()):
+        times = sorted(t for row in given if (t := _seconds(row.get("labelled_at", ""))) is not None)
+        gaps = [b - a for a, b in itertools.pairwise(times) if 0 <= b - a <= BREAK]
+        median = statistics.median(gaps) if gaps else None
+        figures[name] = (len(given), sum(row["area"] == NONE for row in given), median)
+    return figures
+
+
+def _seconds(stamp: str) -> float | None:
+    try:
+        return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").timestamp()
+    except ValueError:
+        return None
+
+
 KAPPA_FROM = 20  # shared abstracts: with fewer, one answer swings kappa by a tenth or more
 
 
@@ -98,14 +171,16 @@ def describe(
     snippets: dict[str, str],
     finals: dict[str, tuple[str, str]] | None = None,
     names: dict[str, str] | None = None,
+    figures: Sequence[str] = (),
 ) -> str:
     """The agreement as text: a line a pair of annotators, then each disagreement with its
     abstract's name (``names``: id -> the id its file gave it), each annotator's area, the
     final label a review gave it and by whom (``finals``: id -> (area, reviewer)), and a
-    snippet (``snippets``: id -> title or words)."""
+    snippet (``snippets``: id -> title or words); ``figures``: lines after the pairs' (what
+    each annotator did, the agreement of all)."""
     finals = finals or {}
     if not found.pairs:
-        return "no abstract is labelled by two annotators: nothing to compare"
+        return "\n".join(["no abstract is labelled by two annotators: nothing to compare", *figures])
     lines = [
         f"{p.first} and {p.second}: {p.both} abstracts labelled by both, agreeing on {p.agreeing} "
         f"({p.share:.0%}), Cohen's kappa {p.kappa:.2f}"
@@ -116,6 +191,7 @@ def describe(
         )
         for p in found.pairs
     ]
+    lines += figures
     settled = sum(abstract in finals for abstract in found.disagreements)
     n = len(found.disagreements)
     if not n:
@@ -141,4 +217,30 @@ def described_agreement(rows: list[dict]) -> str:
     found = agreement(given)
     snippets = {row["abstract_id"]: row["title"] or " ".join(row["abstract"].split()[:12]) for row in rows}
     names = {row["abstract_id"]: row.get("source_id") or row["abstract_id"] for row in rows}
-    return describe(found, snippets, finals, names)
+    lines = [
+        f"{name}: {n} labelled, {none} of them none"
+        + (
+            ""
+            if median is None
+            else f", {median:.0f} s a label (median)"
+            if median >= 1
+            else ", < 1 s a label"
+        )
+        for name, (n, none, median) in annotator_figures(rows).items()
+    ]
+    units = [list(areas.values()) for areas in _by_abstract(given).values()]
+    shared = sum(len(unit) >= 2 for unit in units)
+    if found.pairs and len({name for _, name, _ in given if name}) >= 3:
+        alpha = krippendorff_alpha(units)
+        lines.append(
+            f"Krippendorff's alpha (nominal) over the {shared} abstracts two or more annotators labelled: "
+            + ("undefined (one area only)" if alpha is None else f"{alpha:.2f}")
+        )
+    if found.pairs:
+        lines.append(
+            "agreement by area (of the pairs where one said it, the share where the other did too): "
+            + ", ".join(
+                f"{area} {share:.2f} of {n}" for area, (share, n) in specific_agreement(units).items()
+            )
+        )
+    return describe(found, snippets, finals, names, lines)
