@@ -316,9 +316,15 @@ def parser() -> argparse.ArgumentParser:
     )
     label.add_argument(
         "--overlap",
-        action="store_true",
+        nargs="?",
+        const=1.0,
+        default=None,
+        metavar="SHARE",
+        type=_share,
         help="show abstracts others labelled already too (to measure agreement): your answers go "
-        "beside theirs; without it, each abstract goes to one annotator",
+        "beside theirs; without it, each abstract goes to one annotator. With --web --annotators, "
+        "a SHARE (0.2) deals the queue out and shows that share of each one's abstracts to a second "
+        "annotator too",
     )
 
     labels_command = commands.add_parser(
@@ -418,6 +424,19 @@ def _checked(option: str):
     from .checks import number
 
     return lambda text: number(text, option, option.lstrip("-").replace("-", "_"), from_text=True)
+
+
+def _share(text: str) -> float:
+    """An argparse type: a share above 0, at most 1 (``0.2``: a fifth)."""
+    try:
+        share = float(text)
+    except ValueError:
+        share = float("nan")
+    if not 0 < share <= 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is no share: give a number above 0, at most 1 (0.2: a fifth)"
+        )
+    return share
 
 
 def _name(text: str) -> str:

@@ -344,7 +344,7 @@ def _label(args: argparse.Namespace) -> int:
         return status
     say(project.which_model(model))
     _say_queue(queue, sys.stdout)
-    blind = args.overlap or args.relabel  # (a second pass: see label_session)
+    blind = bool(args.overlap or args.relabel)  # (a second pass: see label_session)
     _say_saved(label_session(queue, areas, save, ask, show, unsave=store.undo, blind=blind), store)
     return status
 

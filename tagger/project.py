@@ -380,13 +380,18 @@ class Project:
             fix="Retrain with 'tagger train', or give your own labelled file with --data.",
         )
 
-    def queue(self, abstracts, model, store, n: int, relabel: bool = False, overlap: bool = False):
+    def queue(self, abstracts, model, store, n: int, relabel: bool = False, overlap: float = 0):
         """The abstracts to label, most useful first: those nobody labelled, or with
         ``overlap`` those the store's annotator did not (or, with ``relabel``, the labels the
         model doubts most, judged out of fold; for a reviewing store, the disagreements no
         review has settled)."""
         from .labelling import relabel_queue, review_queue, suggest
 
+        if overlap and overlap < 1:  # (a share: see desks)
+            raise UsageError(
+                f"--overlap {overlap:g} shows a share of each one's abstracts to a second person of a page",
+                fix="Give --web --annotators ana,ben with it (alone, --overlap shows what others labelled).",
+            )
         if store.reviewing:
             from .agreement import to_settle
 
@@ -398,10 +403,12 @@ class Project:
             return _named(queue, store)
         return suggest(abstracts, model, n, exclude=store.mine() if overlap else store.labelled())
 
-    def desks(self, abstracts, model, store, n: int, names=(), relabel: bool = False, overlap: bool = False):  # noqa: PLR0913 (the labelling desk's choices)
+    def desks(self, abstracts, model, store, n: int, names=(), relabel: bool = False, overlap: float = 0):  # noqa: PLR0913 (the labelling desk's choices)
         """Each annotator's queue and store for one labelling page, by name: ``names`` (else
         the one ``store``, as ""); with ``overlap`` each their own queue of what they did not
-        label, else one queue dealt out in turn (each abstract to one of them)."""
+        label, else one queue dealt out in turn (each abstract to one of them), and with an
+        ``overlap`` share below 1, that share of each one's abstracts dealt to the next one too
+        (a second annotator, for agreement, on part of the queue)."""
         if overlap and len(names) > 1 and self.data:
             raise UsageError(
                 "--overlap with --data: a labelled file keeps one answer an abstract and no annotator, "
@@ -410,14 +417,20 @@ class Project:
                 "(each abstract then goes to one of them).",
             )
         stores = {name: self.store(name, store.reviewing) for name in names} or {"": store}
-        if overlap:  # (each their own queue: one name's too, not the store of who runs the page)
+        if overlap and (overlap >= 1 or len(stores) < 2):  # (each their own queue: one name's too)
             abstracts = list(abstracts)
             return {
-                name: (self.queue(abstracts, model, mine, n, relabel, overlap), mine)
+                name: (self.queue(abstracts, model, mine, n, relabel, True), mine)
                 for name, mine in stores.items()
             }
-        queue = self.queue(abstracts, model, store, n, relabel, overlap)
-        return {name: (queue[k :: len(stores)], mine) for k, (name, mine) in enumerate(stores.items())}
+        queue = self.queue(abstracts, model, store, n, relabel, False)
+        people = list(stores)
+        given = {name: list(range(k, len(queue), len(people))) for k, name in enumerate(people)}
+        if overlap:  # a share of each one's abstracts to the next one too, in the queue's order
+            step = max(1, round(1 / overlap))
+            for k, name in enumerate(people):
+                given[people[(k + 1) % len(people)]] += given[name][::step]
+        return {name: ([queue[i] for i in sorted(given[name])], stores[name]) for name in people}
 
     # -- training ----------------------------------------------------------------------------
 

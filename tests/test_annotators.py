@@ -366,3 +366,34 @@ def test_several_people_overlapping_on_a_labelled_file_is_refused_before_anythin
     dealt = here.desks(pile, load_model(), here.store(), 4, names=["ana", "ben"], overlap=False)
     assert sorted(len(queue) for queue, _ in dealt.values()) == [2, 2]
     assert mine.read_bytes() == before
+
+
+def test_a_share_of_overlap_shows_that_share_of_each_queue_to_a_second_annotator(
+    tmp_path, monkeypatch, capsys
+):
+    """--overlap 0.2 with a page of several people: the queue is dealt out, and a fifth of each
+    one's abstracts goes to the next one too (agreement on part of the queue, for a fifth of
+    the work); alone, a share has no second person to go to: one clear error."""
+    from tagger.model import load_model
+    from tagger.project import Project
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "labels").mkdir()
+    shutil.copy(ROOT / "labels" / "areas.csv", tmp_path / "labels")
+    here = Project()
+    from conftest import SEED_FILES
+
+    from tagger.reading import read_abstracts
+
+    pile = [a._replace(id=f"p{i}") for i, a in enumerate(list(read_abstracts(SEED_FILES))[:20])]
+    desks = here.desks(pile, load_model(), here.store(), 20, names=["ana", "ben"], overlap=0.2)
+    ana, ben = ({item.abstract.id for item in desks[name][0]} for name in ("ana", "ben"))
+    assert len(ana & ben) == 4 and len(ana | ben) == 20  # a fifth of each one's ten, and every one
+    assert len(ana) == len(ben) == 12
+    whole = here.desks(pile, load_model(), here.store(), 20, names=["ana", "ben"], overlap=1.0)
+    assert all(len(queue) == 20 for queue, _ in whole.values())
+    (tmp_path / "pile.jsonl").write_text("".join(json.dumps({"abstract": a.text}) + "\n" for a in pile))
+    status, _, err = run(capsys, "label", "pile.jsonl", "--overlap", "0.2")
+    assert status == 1 and "--overlap 0.2 shows a share of each one's abstracts to a second person" in err
+    status, _, err = run(capsys, "label", "pile.jsonl", "--overlap", "1.5")
+    assert status == 1 and "'1.5' is no share" in err
