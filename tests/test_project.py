@@ -160,17 +160,25 @@ def test_init_on_a_full_disk_leaves_no_half_project_and_names_the_project(capsys
     assert (tmp_path / "p" / "labels" / "labels.csv").stat().st_size > 1000
 
 
+TWO_AREAS = (
+    'astro,Astronomy,"Stars, galaxies, telescopes and the planets that orbit stars.",galaxy;star;planet\n'
+    'bio,Biology,"Cells, proteins, genes and the tissues they make up.",protein;cell;gene\n'
+)
+
+
+def own_areas_project(capsys, tmp_path, monkeypatch, areas: str = TWO_AREAS) -> None:
+    """'tagger init --empty' in ``tmp_path`` (the folder run in), with ``areas`` (rows of
+    areas.csv) as its taxonomy."""
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "init", "--empty")[0] == 0
+    (tmp_path / "labels" / "areas.csv").write_text("slug,name,description,keywords\n" + areas)
+
+
 def test_a_project_of_ones_own_areas_starts_labelling_before_any_model(capsys, tmp_path, monkeypatch):
     """After 'tagger init --empty' and an areas.csv of one's own, label and suggest work with
     a first model learnt from the areas' descriptions; the labels then train a real one
     (label said 'retrain' and train said 'label first': each pointed to the other)."""
-    monkeypatch.chdir(tmp_path)
-    assert run(capsys, "init", "--empty")[0] == 0
-    (tmp_path / "labels" / "areas.csv").write_text(
-        "slug,name,description,keywords\n"
-        'astro,Astronomy,"Stars, galaxies, telescopes and the planets that orbit stars.",galaxy;star;planet\n'
-        'bio,Biology,"Cells, proteins, genes and the tissues they make up.",protein;cell;gene\n'
-    )
+    own_areas_project(capsys, tmp_path, monkeypatch)
     (tmp_path / "pile.txt").write_text(
         "Galaxies form stars in dense clouds.\n\nProteins fold inside the cell.\n\nThe planet orbits a dwarf star.\n"
     )
@@ -191,15 +199,13 @@ def test_every_verb_of_a_project_of_its_own_areas_uses_one_model(capsys, tmp_pat
     predict, explain, suggest and label all use that first model, before a label and after
     one (a second session was refused once a label existed), say so, and answer its areas; a
     model in models/ of areas since changed is refused by all alike."""
-    monkeypatch.chdir(tmp_path)
-    assert run(capsys, "init", "--empty")[0] == 0
-    (tmp_path / "labels" / "areas.csv").write_text(
-        "slug,name,description,keywords\n"
+    own_areas_project(
+        capsys, tmp_path, monkeypatch,
         'astro,Astronomy,"Stars, galaxies, telescopes and planets.",galaxy;star\n'
         'bio,Biology,"Cells, proteins and genes.",protein;cell\n'
         'chem,Chemistry,"Molecules, reactions and catalysts.",molecule;catalysis\n'
-        'cs,Computing,"Algorithms, software and programming languages.",algorithm;compiler\n'
-    )
+        'cs,Computing,"Algorithms, software and programming languages.",algorithm;compiler\n',
+    )  # fmt: skip
     (tmp_path / "pile.txt").write_text("Galaxies form stars.\n\nProteins fold inside the cell.\n")
     own = {"astro", "bio", "chem", "cs"}
     for labelled in (0, 1):
@@ -226,13 +232,7 @@ def test_train_on_the_project_s_own_export_learns_as_the_project_does(capsys, tm
     from tagger.labels import labelled
     from tagger.project import Project
 
-    monkeypatch.chdir(tmp_path)
-    assert run(capsys, "init", "--empty")[0] == 0
-    (tmp_path / "labels" / "areas.csv").write_text(
-        "slug,name,description,keywords\n"
-        'astro,Astronomy,"Stars, galaxies, telescopes and the planets that orbit stars.",galaxy;star\n'
-        'bio,Biology,"Cells, proteins, genes and the tissues they make up.",protein;cell\n'
-    )
+    own_areas_project(capsys, tmp_path, monkeypatch)
     texts = ["Galaxies form stars.", "The planet orbits a star.", "A telescope maps a galaxy.",
              "Proteins fold in the cell.", "Genes code for proteins.", "Cells divide in tissue."]  # fmt: skip
     (tmp_path / "pile.txt").write_text("\n\n".join(texts) + "\n")
