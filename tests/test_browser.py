@@ -111,6 +111,26 @@ def test_three_answers_by_keyboard_and_an_undo_leave_two_labels(project, tmp_pat
     assert status == 0 and "labelled 2, skipped 0" in err
 
 
+def test_the_areas_descriptions_are_the_page_s_guidelines_shown_as_text(project, tmp_path):
+    """Each area's description from areas.csv is on the page (a panel and each button's title):
+    the guidelines an annotator reads, as text even when it holds markup."""
+    areas = project / "labels" / "areas.csv"
+    areas.write_text(
+        areas.read_text(encoding="utf-8").replace("Robots", "<b>Robots</b>", 1), encoding="utf-8"
+    )
+    with labelling_page(project, tmp_path) as (_, driver):
+        panel = driver.find_element(By.ID, "guidelines")
+        panel.find_element(By.TAG_NAME, "summary").click()
+        terms = [dt.text for dt in panel.find_elements(By.TAG_NAME, "dt")]
+        texts = [dd.text for dd in panel.find_elements(By.TAG_NAME, "dd")]
+        assert len(terms) == len(area_keys(driver)) and terms[0] == "llm (Language models and NLP)", terms
+        assert any("<b>Robots</b>" in text for text in texts) and not panel.find_elements(By.TAG_NAME, "b")
+        robotics = driver.find_element(By.CSS_SELECTOR, 'button[data-area="robotics"]')
+        assert robotics.get_attribute("title").startswith(
+            "Robotics and embodied AI: <b>Robots</b> and embodied"
+        )
+
+
 def test_fits_no_area_by_key_and_by_button_with_a_topic_then_undone(project, tmp_path):
     before = label_rows(project)
     with labelling_page(project, tmp_path) as (page, driver):

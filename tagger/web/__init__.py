@@ -96,7 +96,10 @@ class LabellingApp:
         return {
             "annotator": who,
             "source": self.source,
-            "areas": [{"slug": a.slug, "name": a.name, "key": keys.get(a.slug, "")} for a in self.areas],
+            "areas": [  # (each with its description: the labelling guidelines)
+                {"slug": a.slug, "name": a.name, "description": a.description, "key": keys.get(a.slug, "")}
+                for a in self.areas
+            ],
             "keys": KEYS,  # none, skip, undo, retrain: the terminal's letters
             "none": NONE,
             "total": len(session.queue),

@@ -51,6 +51,15 @@ function feedback(last, error) {
   line.className = last.answer === last.guess ? "agree" : "differ";
 }
 
+function guidelines(areas) {  // the areas' descriptions: the labelling guidelines, as text
+  const list = $("guideline-list");
+  if (list.childElementCount || !areas.some((area) => area.description)) return;
+  for (const area of areas) {
+    list.append(element("dt", `${area.slug} (${area.name})`), element("dd", area.description || ""));
+  }
+  $("guidelines").hidden = false;
+}
+
 function retraining(info) {
   const box = $("retraining");
   $("retrain").hidden = !info.available;
@@ -97,13 +106,14 @@ function render() {
     const button = element("button", undefined, "area");
     button.type = "button";
     button.dataset.area = area.slug;
-    button.title = area.name;
+    button.title = area.description ? `${area.name}: ${area.description}` : area.name;
     if (area.key) button.append(element("kbd", area.key));
     button.append(document.createTextNode(area.slug));
     button.disabled = !item || busy;
     button.addEventListener("click", () => answer(area.slug));
     buttons.append(button);
   }
+  guidelines(s.areas);
   retraining(s.retrain);
   if (!item) return;
   $("where").textContent = `${item.source} #${item.position} · id ${item.id}`;
