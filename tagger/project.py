@@ -425,11 +425,12 @@ class Project:
             }
         queue = self.queue(abstracts, model, store, n, relabel, False)
         people = list(stores)
-        given = {name: list(range(k, len(queue), len(people))) for k, name in enumerate(people)}
-        if overlap:  # a share of each one's abstracts to the next one too, in the queue's order
+        dealt = {name: range(k, len(queue), len(people)) for k, name in enumerate(people)}
+        given = {name: list(places) for name, places in dealt.items()}
+        if overlap:  # a share of each one's own abstracts to the next one too, in the queue's order
             step = max(1, round(1 / overlap))
             for k, name in enumerate(people):
-                given[people[(k + 1) % len(people)]] += given[name][::step]
+                given[people[(k + 1) % len(people)]] += dealt[name][::step]
         return {name: ([queue[i] for i in sorted(given[name])], stores[name]) for name in people}
 
     # -- training ----------------------------------------------------------------------------

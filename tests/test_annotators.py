@@ -387,6 +387,7 @@ def test_a_share_of_overlap_shows_that_share_of_each_queue_to_a_second_annotator
 
     pile = [a._replace(id=f"p{i}") for i, a in enumerate(list(read_abstracts(SEED_FILES))[:20])]
     desks = here.desks(pile, load_model(), here.store(), 20, names=["ana", "ben"], overlap=0.2)
+    assert all(len({item.abstract.id for item in queue}) == len(queue) for queue, _ in desks.values())
     ana, ben = ({item.abstract.id for item in desks[name][0]} for name in ("ana", "ben"))
     assert len(ana & ben) == 4 and len(ana | ben) == 20  # a fifth of each one's ten, and every one
     assert len(ana) == len(ben) == 12
