@@ -157,8 +157,10 @@ def annotator_figures(rows: list[dict]) -> dict[str, tuple[int, int, float | Non
 
 
 def _seconds(stamp: str) -> float | None:
+    from .labelstore import TIME_FORMAT
+
     try:
-        return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").timestamp()
+        return datetime.strptime(stamp, TIME_FORMAT).timestamp()
     except ValueError:
         return None
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import LabelError
-from .labelstore import LABEL_COLUMNS, LABELS_FILE, NONE, Given, RecordFile, digests_of_ids, settle
+from .labelstore import LABEL_COLUMNS, LABELS_FILE, NONE, Given, RecordFile, digests_of_ids, settle, settled
 from .reading import KEEP_ALL, Columns, abstract_id, read_abstracts
 
 AREAS_FILE = "areas.csv"
@@ -252,7 +252,7 @@ def load_labels(path: str | os.PathLike, areas: Sequence[Area]) -> list[Label]:
     abstract fits no area); one label per abstract, by :func:`settle`."""
     slugs = {area.slug for area in areas} | {NONE}
     labels: list[Label] = []
-    given: list[Given] = []
+    rows: list[dict] = []
     for where, row in _rows(Path(path), LABEL_COLUMNS[:2], optional=LABEL_COLUMNS[3:]):
         abstract_id, area = row["abstract_id"], row["area"]
         if not abstract_id:
@@ -264,10 +264,8 @@ def load_labels(path: str | os.PathLike, areas: Sequence[Area]) -> list[Label]:
                 fix=f"Use one of: {', '.join(sorted(slugs - {NONE}))}, or {NONE} (fits no area).",
             )
         labels.append(Label(abstract_id, area, row.get("title", ""), where))
-        given.append(Given.of(row))
-    ids, areas_given = [label.abstract_id for label in labels], [label.area for label in labels]
-    kept = settle(ids, areas_given, given, [label.where for label in labels])
-    return [labels[i] for i in kept]
+        rows.append(row)
+    return [labels[i] for i in settled(rows, [label.where for label in labels])]
 
 
 def load_training_set(

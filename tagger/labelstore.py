@@ -49,6 +49,7 @@ from .reading.records import Record, named_twice
 from .reading.table import read_table
 
 LABELS_FILE = "labels.csv"
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # an answer's labelled_at: UTC, to the second, ISO 8601
 # who gave each label of labels.csv, when (UTC), and which answer it is (undo takes back its own)
 WHO = ("annotator", "labelled_at", "answer_id")
 TOPIC = "topic"  # the column of what such an abstract is about, where the annotator said
@@ -332,11 +333,10 @@ class ProjectLabels:
         that stands, or the annotators' when they agree): what training learns, the queue
         and the report judge by. An abstract annotators disagree on is not among them."""
         rows = self.rows()
-        keys, areas = [row["abstract_id"] for row in rows], [row["area"] for row in rows]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TaggerWarning)  # (the disagreements: training says so)
-            kept = settle(keys, areas, [Given.of(row) for row in rows], [str(self.where)] * len(rows))
-        return {keys[i]: areas[i] for i in kept}
+            kept = settled(rows, [str(self.where)] * len(rows))
+        return {rows[i]["abstract_id"]: rows[i]["area"] for i in kept}
 
     def labelled(self) -> set[str]:
         """The digests of every abstract that has a label, whoever gave it (one annotators
@@ -551,6 +551,12 @@ def settle(
     return sorted(keep)
 
 
+def settled(rows: Sequence[Mapping[str, str]], wheres: Sequence[str]) -> list[int]:
+    """:func:`settle` of label rows as :meth:`ProjectLabels.rows` gives them."""
+    keys, areas = [row["abstract_id"] for row in rows], [row["area"] for row in rows]
+    return settle(keys, areas, [Given.of(row) for row in rows], wheres)
+
+
 def _by_key(keys: Sequence[str]) -> dict[str, list[int]]:
     rows: dict[str, list[int]] = {}
     for i, key in enumerate(keys):
@@ -650,7 +656,7 @@ def _now() -> str:
     """The time of an answer: UTC, to the second, ISO 8601."""
     import datetime
 
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.datetime.now(datetime.timezone.utc).strftime(TIME_FORMAT)
 
 
 # -- a user's own labelled file (train --data) -----------------------------------------------
@@ -692,9 +698,11 @@ class LabelledFile:
         """Its labels (one annotator: the file's)."""
         return self.current()
 
-    def labelled(self) -> set[str]:
-        """The digests of its labelled abstracts."""
-        return set(self.current())
+    labelled = mine  # (one annotator: what it labelled is every labelled abstract)
+
+    def source_ids(self) -> dict[str, str]:
+        """None known: a labelled file's records are named by their own id already."""
+        return {}
 
     def current(self) -> dict[str, str]:
         """Digest -> area of every record that has both."""

@@ -281,7 +281,7 @@ class Project:
         area, annotator, labelled_at, answer_id, topic, role, whether it is the abstract's ``final``
         label (the one training uses), and the abstract's title, text and file (empty where
         the text is not among the abstracts)."""
-        from .labelstore import Given, ProjectLabels, settle
+        from .labelstore import ProjectLabels, settled
         from .reading import Abstract, read_abstracts
 
         if not (Path(self.labels) / LABELS_FILE).is_file():
@@ -296,9 +296,8 @@ class Project:
         rows = []
         store = ProjectLabels(self.labels, self.abstracts[0])
         labels, sources = store.rows(), store.source_ids()
-        keys, areas = [r["abstract_id"] for r in labels], [r["area"] for r in labels]
         wheres = [f"{Path(self.labels) / LABELS_FILE}, label {k + 1}" for k in range(len(labels))]
-        final = set(settle(keys, areas, [Given.of(r) for r in labels], wheres))
+        final = set(settled(labels, wheres))
         for k, row in enumerate(labels):
             found = texts.get(row["abstract_id"])
             rows.append(
@@ -489,7 +488,7 @@ def _named(queue, store) -> list:
     the store knows one), not the digest of its text: how people know it."""
     from dataclasses import replace
 
-    sources = store.source_ids() if hasattr(store, "source_ids") else {}
+    sources = store.source_ids()
     return [
         replace(item, abstract=item.abstract._replace(id=sources[item.abstract.digest]))
         if item.abstract.digest in sources and item.abstract.id == item.abstract.digest
