@@ -297,6 +297,12 @@ def parser() -> argparse.ArgumentParser:
         help="label in a web page served on this machine only (127.0.0.1), with a retrain button",
     )
     label.add_argument(
+        "--host",
+        metavar="ADDRESS",
+        help="with --web: serve the page on this address of this machine (10.0.0.5, a host name) for "
+        "annotators on other machines, each with their own link (default 127.0.0.1: this machine only)",
+    )
+    label.add_argument(
         "--port",
         type=_checked("--port"),
         help="with --web: the port (default: a free one)",

@@ -294,8 +294,9 @@ def _labels(args: argparse.Namespace) -> int:
 def _label(args: argparse.Namespace) -> int:
     from .labelling import label_session
 
-    if args.port is not None and not args.web:
-        raise UsageError("--port is for the labelling page", fix="Add --web, or leave --port out.")
+    for option, given in (("--port", args.port), ("--host", args.host)):
+        if given is not None and not args.web:
+            raise UsageError(f"{option} is for the labelling page", fix=f"Add --web, or leave {option} out.")
     if not args.paths and not args.review:
         raise UsageError(
             "give the abstracts to label",
@@ -351,8 +352,9 @@ def _label(args: argparse.Namespace) -> int:
 
 def _label_on_the_web(args: argparse.Namespace, project, model, store, areas, report) -> int:
     """label --web: the same queue and store, answered in a page (see :mod:`tagger.web`)."""
-    from .web import PILE_COMPARED, labelling_app, serve
+    from .web import PILE_COMPARED, labelling_app, serve, served_at
 
+    where = served_at(args.host)
     pile: list[reading.Abstract] = []  # the first abstracts, for the retrain's comparison and the report
 
     def keeping(abstracts):
@@ -375,16 +377,18 @@ def _label_on_the_web(args: argparse.Namespace, project, model, store, areas, re
     def started(addresses: dict[str, str]) -> None:
         for name, address in addresses.items():
             print(f"labelling page{f' for {name}' if name else ''}: {address}", flush=True)
-        say("(this machine only; Ctrl-C stops it, every answer is saved already)")
+        say(where.reach())
 
     try:
-        serve(app, args.port or 0, on_start=started)
+        serve(app, args.port or 0, on_start=started, where=where)
     except KeyboardInterrupt:
         pass
     except OSError as error:
         raise UsageError(
-            f"cannot serve the page on port {args.port} ({error.strerror or error})",
-            fix="Give another --port, or leave it out for a free one.",
+            f"cannot serve the page on {where.host}{f' port {args.port}' if args.port else ''} "
+            f"({error.strerror or error})",
+            fix="Give an address of this machine as --host ('hostname -I' lists them) and a free --port, "
+            "or leave --port out for a free one.",
         ) from None
     for name, session in app.sessions.items():
         _say_saved(session.result, desks[name][1], name)

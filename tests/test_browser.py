@@ -311,6 +311,52 @@ def test_two_annotators_on_one_page_server_each_label_as_themselves(project, tmp
     assert status == 0 and "ben: labelled 1 (1 fits no area), skipped 0" in err
 
 
+def test_three_annotators_at_once_on_a_second_address_each_label_as_themselves(project, tmp_path):
+    """``--host 127.0.0.2`` (a second address of this machine) with three annotators, each in
+    their own browser at the same time, each answering every abstract (``--overlap``) with an
+    area of their own: every answer is saved, under its own annotator, none lost."""
+    import threading
+
+    before = label_rows(project)
+    people = {"ana": "robotics", "ben": "theory", "cy": "generative"}
+    page = Page(project, "--n", "5", "--overlap", "--host", "127.0.0.2", people=tuple(people))
+    drivers = {name: browser(tmp_path / name) for name in people}
+    failures = []
+
+    def label_all(name: str) -> None:
+        driver = drivers[name]
+        try:
+            driver.get(page.addresses[name])
+            wait_for(driver, lambda d: progress(d).startswith("0 of 5"))
+            assert f"labelling as {name}" in driver.find_element(By.ID, "source").text
+            key = area_keys(driver)[people[name]]
+            for n in range(1, 6):
+                driver.find_element(By.TAG_NAME, "body").send_keys(key)
+                wait_for(driver, lambda d, n=n: progress(d).startswith(f"{n} of 5 · {n} labelled"))
+        except Exception as error:  # (said by the test below, with the annotator's name)
+            failures.append((name, repr(error)))
+
+    try:
+        assert all(address.startswith("http://127.0.0.2:") for address in page.addresses.values())
+        threads = [threading.Thread(target=label_all, args=(name,)) for name in people]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=180)
+        assert not failures, failures
+    finally:
+        for driver in drivers.values():
+            driver.quit()
+        status, err = page.stop()
+    rows = label_rows(project)[len(before) :]
+    pile = {r["abstract_id"] for r in rows}
+    assert len(rows) == 15 and len(pile) == 5
+    for name, area in people.items():
+        mine = [r for r in rows if r["annotator"] == name]
+        assert sorted(r["abstract_id"] for r in mine) == sorted(pile) and {r["area"] for r in mine} == {area}
+    assert status == 0 and all(f"{name}: labelled 5" in err for name in people), err
+
+
 def test_a_review_on_the_page_shows_each_annotators_answer_and_saves_the_final_label(project, tmp_path):
     from tagger.labelstore import REVIEW, ProjectLabels
     from tagger.reading import read_abstracts

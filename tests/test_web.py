@@ -174,6 +174,75 @@ def test_the_page_answers_only_its_own_requests(project):
     assert status == 0 and "labelled 0, skipped 0" in err and "Traceback" not in err
 
 
+def test_a_page_served_on_another_address_answers_by_that_address_only(project):
+    """``--host 127.0.0.2`` (a second address of this machine): the links name it, the page
+    answers requests that name it, and a request naming 127.0.0.1 or localhost (a name that
+    resolves here, as a rebinding page's would) is refused; a POST from another origin too."""
+    page = Page(project, "--host", "127.0.0.2", people=("ana", "ben", "cy"))
+    try:
+        assert {urlsplit(a).hostname for a in page.addresses.values()} == {"127.0.0.2"}
+        assert len(set(page.addresses.values())) == 3  # a token each
+        assert page.call("GET", "/api/state")["annotator"] == "ana"
+        for host in (f"127.0.0.1:{page.port}", f"localhost:{page.port}", "127.0.0.2"):
+            status, _, _ = page.request("GET", "/api/state", headers={"Host": host})
+            assert status == 421, host
+        for origin, expected in (
+            (f"http://127.0.0.1:{page.port}", 403),
+            (f"http://127.0.0.2:{page.port}", 200),
+        ):
+            state = page.call("GET", "/api/state")
+            status, _, _ = page.request(
+                "POST", "/api/answer", {"area": None, "at": state["item"]["at"]}, headers={"Origin": origin}
+            )
+            assert status == expected, origin
+        with pytest.raises(OSError), socket.create_connection(("127.0.0.1", page.port), timeout=5):
+            pass  # not served on 127.0.0.1
+    finally:
+        status, err = page.stop()
+    assert status == 0 and "this machine only" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("host", "said"),
+    [
+        ("0.0.0.0", "every address of this machine"),
+        ("::", "every address of this machine"),
+        ("not a host!", "not an address or a host name"),
+        ("198.51.100.7", "cannot serve the page on 198.51.100.7"),  # (a documentation address)
+    ],
+)
+def test_an_address_the_page_cannot_be_served_on_is_one_clear_error(project, host, said):
+    done = subprocess.run(
+        [sys.executable, "-m", "tagger", "label", "pile.jsonl", "--web", "--host", host],
+        cwd=project, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert "labelling page" not in done.stdout
+
+
+def test_host_without_web_is_refused(project):
+    done = subprocess.run(
+        [sys.executable, "-m", "tagger", "label", "pile.jsonl", "--host", "127.0.0.2"],
+        cwd=project, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1 and "--host is for the labelling page" in done.stderr
+
+
+def test_a_page_served_beyond_this_machine_says_so():
+    """Served on an address other machines reach, the terminal warns: each link labels as its
+    annotator for whoever holds it, over plain http. Loopback addresses are this machine only."""
+    from tagger.web import served_at
+
+    assert served_at("127.0.0.2").loopback and served_at("::1").loopback and served_at("localhost").loopback
+    lab = served_at("10.1.2.3")
+    assert not lab.loopback
+    assert lab.names(8765) == {"10.1.2.3:8765"}
+    assert served_at("::1").names(8765) == {"[::1]:8765"}
+    assert served_at("127.0.0.1").names(80) == {"127.0.0.1:80", "localhost:80"}
+    assert "beyond this machine" in lab.reach() and "http" in lab.reach()
+    assert served_at("127.0.0.2").reach().startswith("(this machine only")
+
+
 @pytest.mark.slow  # starts a page server process or two (2-6 s): in the slow run
 def test_the_page_counts_an_abstract_skipped_then_answered_after_an_undo_as_labelled(project):
     page = Page(project, "--n", "5")

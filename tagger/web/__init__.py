@@ -1,11 +1,13 @@
-"""The labelling page (``tagger label PILE --web``): one page served on 127.0.0.1 over the same
+"""The labelling page (``tagger label PILE --web``): one page served on 127.0.0.1 (or the address
+``--host`` gives, for a lab's annotators on their own machines) over the same
 queue, label store and locks as the terminal labeller (:class:`tagger.labelling.Session`,
 :mod:`tagger.labelstore`). Every answer is written at once, as in the terminal.
 
 Safe by construction:
 
-- the server binds 127.0.0.1 only, and answers a request only when its ``Host`` is this
-  server's own address (a page elsewhere cannot reach it by a name that resolves here);
+- the server binds one address (127.0.0.1 unless ``--host`` gives another, never every
+  address at once), and answers a request only when its ``Host`` names that address as the
+  links do (a page elsewhere cannot reach it by a name that resolves here);
 - every request carries the session's random token: the page's address holds it
   (``?token=``), and the page sends it back in a header on every call, which a page of
   another origin cannot do without a preflight this server never answers; a POST from
@@ -21,9 +23,11 @@ import base64
 import contextlib
 import hashlib
 import importlib
+import ipaddress
 import json
 import re
 import secrets
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +37,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from ..errors import UsageError
 from ..features import TextAnalyzer
 from ..labelling import AREA_KEYS, KEYS, Session, Suggestion
 from ..labels import Area
@@ -48,6 +53,79 @@ MAX_BODY = 4096  # bytes of a request body (an answer is a few dozen)
 MAX_CONNECTIONS = 32  # open at once; more are refused at once (503), not queued for ever
 SOCKET_TIMEOUT = 10.0  # seconds a connection may wait for a request's next bytes, or sit idle
 LISTEN_BACKLOG = 128  # connections waiting to be accepted (a burst of answers is not reset)
+
+
+HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*\.?")
+
+
+@dataclass(frozen=True)
+class ServedAt:
+    """Where the page is served: ``host`` as its links name it (what annotators open) and the
+    ``address`` bound (one, of ``family``)."""
+
+    host: str
+    address: str
+    family: int = socket.AF_INET
+
+    @property
+    def loopback(self) -> bool:
+        return ipaddress.ip_address(self.address).is_loopback
+
+    def names(self, port: int) -> set[str]:
+        """What a request's ``Host`` may say: the host of the links or its address, with the
+        port (and ``localhost`` for 127.0.0.1, the default)."""
+        names = {_netloc(self.host, port), _netloc(self.address, port)}
+        if self.address == HOST:
+            names.add(f"localhost:{port}")
+        return {name.lower() for name in names}
+
+    def link(self, port: int, token: str) -> str:
+        return f"http://{_netloc(self.host, port)}/?token={token}"
+
+    def reach(self) -> str:
+        """What the terminal says of who can open the page."""
+        if self.loopback:
+            return "(this machine only; Ctrl-C stops it, every answer is saved already)"
+        return (
+            f"tagger: warning: the page is served on {self.host}, beyond this machine: whoever reaches "
+            "it with a link labels as that link's annotator, over plain http (not encrypted). Give each "
+            "link to its annotator only, on a network you trust. Ctrl-C stops it; every answer is "
+            "saved already"
+        )
+
+
+def _netloc(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def served_at(host: str | None = None) -> ServedAt:
+    """Where ``--host`` serves the page: an address of this machine (127.0.0.2, 10.0.0.5,
+    ::1) or a name that resolves to one; one address, never every address at once (the
+    page could not check the name it was reached by)."""
+    host = HOST if host is None else host.strip().removeprefix("[").removesuffix("]")
+    try:
+        literal = ipaddress.ip_address(host)
+    except ValueError:
+        literal = None
+        if not HOST_NAME.fullmatch(host) or len(host) > 253:
+            raise UsageError(
+                f"--host {host!r}: not an address or a host name",
+                fix="Give an address of this machine (127.0.0.1, 10.0.0.5; 'hostname -I' lists them).",
+            ) from None
+    if literal is not None and literal.is_unspecified:
+        raise UsageError(
+            f"--host {host}: that is every address of this machine at once, and the page answers "
+            "only the address its links name",
+            fix="Give the one address annotators open ('hostname -I' lists this machine's).",
+        )
+    try:
+        family, _, _, _, bound = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)[0]
+    except (OSError, UnicodeError) as error:
+        raise UsageError(
+            f"--host {host}: not found ({getattr(error, 'strerror', None) or error})",
+            fix="Give an address of this machine (127.0.0.1, 10.0.0.5; 'hostname -I' lists them).",
+        ) from None
+    return ServedAt(host, str(bound[0]).split("%")[0], family)
 
 
 def _asset(name: str) -> str:
@@ -362,7 +440,7 @@ class _Handler(BaseHTTPRequestHandler):
         """The annotator whose token the request carries, when it passes every check; else
         None, the refusal sent."""
         server = self.server
-        if self.headers.get("Host") not in server.hosts:
+        if (self.headers.get("Host") or "").lower() not in server.hosts:
             self._send_text(HTTPStatus.MISDIRECTED_REQUEST, "this server answers its own address only")
             return None
         given = (token or "").encode("utf-8", "surrogateescape")  # any characters: compared as bytes
@@ -502,13 +580,17 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = False
     request_queue_size = LISTEN_BACKLOG
 
-    def __init__(self, app: LabellingApp, port: int, on_change: Callable[[LabellingApp], None]) -> None:
-        super().__init__((HOST, port), _Handler)
+    def __init__(
+        self, app: LabellingApp, port: int, on_change: Callable[[LabellingApp], None], where: ServedAt
+    ) -> None:
+        self.address_family = where.family
+        super().__init__((where.address, port), _Handler)
         self.app = app
         self.on_change = on_change
+        self.where = where
         self.tokens = {secrets.token_urlsafe(24): who for who in app.sessions}  # one link each
         port = self.server_address[1]
-        self.hosts = {f"{HOST}:{port}", f"localhost:{port}"}
+        self.hosts = where.names(port)
         self.origins = {f"http://{host}" for host in self.hosts}
         script, style = _asset("page.js"), _asset("page.css")
         html = _asset("page.html").replace("/*STYLE*/", style).replace("/*SCRIPT*/", script)
@@ -558,10 +640,7 @@ class _Server(ThreadingHTTPServer):
     @property
     def addresses(self) -> dict[str, str]:
         """Each annotator's own address (their link: its token is theirs)."""
-        return {
-            who: f"http://{HOST}:{self.server_address[1]}/?token={token}"
-            for token, who in self.tokens.items()
-        }
+        return {who: self.where.link(self.server_address[1], token) for token, who in self.tokens.items()}
 
 
 def serve(
@@ -569,11 +648,12 @@ def serve(
     port: int = 0,
     on_start: Callable[[dict[str, str]], None] = print,
     on_change: Callable[[LabellingApp], None] = lambda app: None,
+    where: ServedAt | None = None,
 ) -> None:
-    """Serve the page until interrupted (Ctrl-C: the server stops, every answer is saved
-    already); ``on_start`` gets each annotator's address, ``on_change`` the app after each
-    change."""
-    server = start(app, port, on_change)
+    """Serve the page on ``where`` (127.0.0.1 unless given) until interrupted (Ctrl-C: the
+    server stops, every answer is saved already); ``on_start`` gets each annotator's address,
+    ``on_change`` the app after each change."""
+    server = start(app, port, on_change, where)
     on_start(server.addresses)
     try:
         server.serve_forever(poll_interval=0.2)
@@ -582,8 +662,11 @@ def serve(
 
 
 def start(
-    app: LabellingApp, port: int = 0, on_change: Callable[[LabellingApp], None] = lambda app: None
+    app: LabellingApp,
+    port: int = 0,
+    on_change: Callable[[LabellingApp], None] = lambda app: None,
+    where: ServedAt | None = None,
 ) -> _Server:
     """The server, bound and ready (not yet serving: call ``serve_forever``, or run it in a
     thread as the tests do)."""
-    return _Server(app, port, on_change)
+    return _Server(app, port, on_change, where or served_at())
