@@ -245,4 +245,22 @@ def described_agreement(rows: list[dict]) -> str:
                 f"{area} {share:.2f} of {n}" for area, (share, n) in specific_agreement(units).items()
             )
         )
-    return describe(found, snippets, finals, names, lines)
+    return "\n".join([describe(found, snippets, finals, names, lines), *remarks(rows, names, snippets)])
+
+
+def remarks(rows: list[dict], names: dict[str, str], snippets: dict[str, str]) -> list[str]:
+    """The answers annotators flagged or commented on, each with its abstract, area, who,
+    and the comment: what a lead reads before the next round of guidelines."""
+    noted = [row for row in rows if row.get("flag") or row.get("comment")]
+    if not noted:
+        return []
+    flagged = sum(bool(row.get("flag")) for row in noted)
+    lines = [f"{len(noted)} answer(s) with a remark ({flagged} flagged):"]
+    for row in noted:
+        abstract, who = row["abstract_id"], row["annotator"] or "(nobody named)"
+        said = row["area"] + (" (flagged)" if row.get("flag") else "")
+        comment = f' "{row["comment"]}"' if row.get("comment") else ""
+        lines.append(
+            f"  {names.get(abstract, abstract)}  {who} {said}{comment}  | {snippets.get(abstract, '')}"
+        )
+    return lines

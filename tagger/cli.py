@@ -318,8 +318,8 @@ def _label(args: argparse.Namespace) -> int:
     queue = _queue(args, project, model, store, report)
     status = _report_reading(report)
 
-    def save(abstract: reading.Abstract, area: str, topic: str):
-        answer = store.add(abstract, area, topic)
+    def save(abstract: reading.Abstract, area: str, topic: str, remark):
+        answer = store.add(abstract, area, topic, remark)
         if answer.earlier:
             print(f"  (replaces the earlier label {answer.earlier})", flush=True)
         return answer

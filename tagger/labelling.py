@@ -20,7 +20,7 @@ import numpy as np
 
 from .batch import chunked, tag_blocks
 from .labels import Area
-from .labelstore import NONE, topic_of
+from .labelstore import NONE, Remark, topic_of
 from .model import Model
 from .prediction import Prediction, predictions
 from .reading import Abstract
@@ -261,15 +261,16 @@ class SessionResult:
 class Session:
     """Where a labelling session is in its queue, and what it answered: the one bookkeeping
     of the terminal labeller (:func:`label_session`) and the labelling page
-    (:mod:`tagger.web`). ``save(abstract, area, topic)`` is called at once with every
-    answer (``topic``: what an abstract that fits no area is about, or "") and returns a
+    (:mod:`tagger.web`). ``save(abstract, area, topic, remark)`` is called at once with every
+    answer (``topic``: what an abstract that fits no area is about, or ""; ``remark``: the
+    annotator's comment and flag, a :class:`~tagger.labelstore.Remark`) and returns a
     receipt; ``unsave(receipt)`` takes the answer back (see
     :meth:`tagger.labelstore.ProjectLabels.undo`) and returns whether it could."""
 
     def __init__(
         self,
         queue: list[Suggestion],
-        save: Callable[[Abstract, str, str], Any],
+        save: Callable[[Abstract, str, str, Remark], Any],
         unsave: Callable[[Any], Any] | None = None,
     ) -> None:
         self.queue = queue
@@ -287,11 +288,12 @@ class Session:
     def can_undo(self) -> bool:
         return bool(self.answered) and self.unsave is not None
 
-    def answer(self, area: str, topic: str = "") -> Suggestion:
+    def answer(self, area: str, topic: str = "", remark: Remark | None = None) -> Suggestion:
         """Label the current abstract ``area`` (saved at once; :data:`~tagger.labelstore.NONE`
-        with a ``topic`` if any: it fits no area) and move on; returns it."""
+        with a ``topic`` if any: it fits no area), with the annotator's ``remark`` if any, and
+        move on; returns it."""
         item = self._item()
-        receipt = self.save(item.abstract, area, topic)
+        receipt = self.save(item.abstract, area, topic, remark or Remark())
         self.result.labelled.append((item.abstract.id, area))
         self.answered.append((self.index, receipt, area))
         self.index += 1
@@ -325,14 +327,28 @@ class Session:
 # The keys of labelling, one set for the terminal and the page (tagger.web): a letter means the
 # same in both, and no area's key on the page is one of them (the terminal's a and q, the page's
 # r, do nothing in the other). The terminal takes a guess's number or a slug besides.
-KEYS = {"none": "n", "skip": "s", "undo": "u", "areas": "a", "quit": "q", "retrain": "r"}
+KEYS = {"none": "n", "skip": "s", "undo": "u", "areas": "a", "quit": "q", "retrain": "r", "flag": "!"}
+COMMENT_MARK = "#"  # in the terminal, what follows it on an answer's line is a comment
 AREA_KEYS = "".join(key for key in "1234567890abcdefghijklmnopqrstuvwxyz" if key not in KEYS.values())
 
 HELP = (
     f"  {{keys}}: accept that guess · a slug (or its start): that area · {KEYS['areas']}: list all areas · "
     f"{KEYS['none']} or {NONE} (and a topic if you like: '{NONE} graphs'): fits no area · "
-    f"{KEYS['skip']}: skip · {KEYS['undo']}: undo the last answer · {KEYS['quit']}: quit"
+    f"{KEYS['skip']}: skip · {KEYS['undo']}: undo the last answer · {KEYS['quit']}: quit · after an "
+    f"answer, {KEYS['flag']} flags it and {COMMENT_MARK} starts a comment ('llm ! {COMMENT_MARK} a survey')"
 )
+
+
+def parse_remark(typed: str) -> tuple[str, Remark]:
+    """An answer's line apart from its remark: ``llm ! # a survey, not a method`` is the
+    answer ``llm``, flagged (``!`` after the answer), with a comment (after ``#``); refused
+    (a ``ValueError``) when the comment is one the labels cannot keep."""
+    answer, marked, comment = typed.partition(COMMENT_MARK)
+    answer = answer.strip()
+    flagged = answer.endswith(KEYS["flag"])
+    if flagged:
+        answer = answer.removesuffix(KEYS["flag"]).rstrip()
+    return answer, Remark(comment if marked else "", flagged)
 
 
 def parse_no_area(answer: str) -> str | None:
@@ -348,7 +364,7 @@ def parse_no_area(answer: str) -> str | None:
 def label_session(  # noqa: PLR0913 (a session's choices)
     queue: list[Suggestion],
     areas: tuple[Area, ...],
-    save: Callable[[Abstract, str, str], Any],
+    save: Callable[[Abstract, str, str, Remark], Any],
     ask: Callable[[str], str],
     say: Callable[[str], None],
     width: int = 88,
@@ -412,13 +428,18 @@ def label_session(  # noqa: PLR0913 (a session's choices)
                 say("  " + "  ".join(f"{area.slug} ({area.name})" for area in areas))
                 continue
             try:
+                typed, remark = parse_remark(typed)
                 topic = parse_no_area(typed)
-            except ValueError as error:  # (a topic the labels could not keep: say so, ask again)
+            except ValueError as error:  # (a topic or comment the labels could not keep: say so, ask again)
                 say(f"  {error}")
                 continue
+            answer = typed.lower()
+            noted = "; flagged" if remark.flagged else ""
+            noted += "; with your comment" if remark.comment else ""
             if topic is not None:
-                session.answer(NONE, topic)
-                say(f"  labelled {NONE} (fits no area)" + (f", about {topic}" if topic else "") + after)
+                session.answer(NONE, topic, remark)
+                about = f", about {topic}" if topic else ""
+                say(f"  labelled {NONE} (fits no area){about}{noted}{after}")
                 break
             choice, could_be = _choice(answer, guesses, slugs)
             if could_be:
@@ -431,8 +452,8 @@ def label_session(  # noqa: PLR0913 (a session's choices)
                 if blind and answer == "?":  # (on request)
                     say(f"  the model's guesses: {shown}")
                 continue
-            session.answer(choice)
-            say(f"  labelled {choice}{after}")
+            session.answer(choice, remark=remark)
+            say(f"  labelled {choice}{noted}{after}")
             break
     return session.result
 

@@ -55,9 +55,12 @@ WHO = ("annotator", "labelled_at", "answer_id")
 TOPIC = "topic"  # the column of what such an abstract is about, where the annotator said
 DATA_TOPIC = "none_topic"  # its column in a labelled file of one's own (whose topic column is the user's)
 MAX_TOPIC = 200  # characters of a topic, at most
+COMMENT, FLAG = "comment", "flag"  # an annotator's comment on an answer, and "yes" when they flagged it
+DATA_COMMENT, DATA_FLAG = "label_comment", "label_flag"  # their columns in a labelled file of one's own
+MAX_COMMENT = 500  # characters of a comment, at most
 ROLE = "role"  # the column that marks a reviewer's final label (REVIEW); empty for an annotator's
 REVIEW = "review"  # a final label, settling what annotators gave: training uses it, agreement does not
-LABEL_COLUMNS = ("abstract_id", "area", "title", *WHO, TOPIC, ROLE)
+LABEL_COLUMNS = ("abstract_id", "area", "title", *WHO, TOPIC, ROLE, COMMENT, FLAG)
 # why a column is added to a labels file that lacks it (the first answer that needs it)
 _ADDED_FOR = {
     "annotator": "who gave each label",
@@ -66,7 +69,36 @@ _ADDED_FOR = {
     TOPIC: "what abstracts that fit no area are about",
     DATA_TOPIC: "what abstracts that fit no area are about",
     ROLE: "which labels a review made final",
+    COMMENT: "annotators' comments",
+    DATA_COMMENT: "annotators' comments",
+    FLAG: "which answers an annotator flagged",
+    DATA_FLAG: "which answers an annotator flagged",
 }
+
+
+@dataclass(frozen=True)
+class Remark:
+    """What an annotator adds to an answer for whoever reads the labels next (a lead, a
+    reviewer): a ``comment`` (one line of text, :data:`MAX_COMMENT` characters at most, as
+    typed) and a ``flag`` (to look at again: unsure, a guideline question). Kept beside the
+    answer (the ``comment`` and ``flag`` columns), listed by ``tagger labels --agreement``,
+    exported; training does not read them."""
+
+    comment: str = ""
+    flagged: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "comment", plain_text(self.comment, "comment", MAX_COMMENT, lower=False))
+
+    def columns(self, data: bool = False) -> dict[str, str]:
+        """Its cells (none when it says nothing): ``comment``/``flag`` in labels.csv,
+        ``label_comment``/``label_flag`` in a labelled file of one's own (``data``)."""
+        comment, flag = (DATA_COMMENT, DATA_FLAG) if data else (COMMENT, FLAG)
+        return {
+            name: value for name, value in ((comment, self.comment), (flag, "yes" * self.flagged)) if value
+        }
+
+
 LABELLED_ABSTRACTS_FILE = "labelled.jsonl"
 TITLE_WORDS = 12  # of the abstract, in labels.csv's title column: for people reading the file
 
@@ -385,9 +417,11 @@ class ProjectLabels:
                 named.setdefault(name, areas.pop())
         return named
 
-    def add(self, abstract: Abstract, area: str, topic: str = "") -> Answer:
-        """Label ``abstract`` ``area`` (:data:`NONE` with a ``topic``, if any: it fits no area)."""
+    def add(self, abstract: Abstract, area: str, topic: str = "", remark: Remark | None = None) -> Answer:
+        """Label ``abstract`` ``area`` (:data:`NONE` with a ``topic``, if any: it fits no area),
+        with the annotator's ``remark`` if any."""
         topic = topic_of(topic)
+        remarked = (remark or Remark()).columns()
         digest = abstract.digest
         self.abstracts_dir.mkdir(parents=True, exist_ok=True)
         with locked(self.labels_dir, self.abstracts_dir):
@@ -395,7 +429,9 @@ class ProjectLabels:
                 self._store_text(abstract, digest)
             labels = read_labels_file(self.where)
             labels.require("abstract", "area")
-            _add_columns(labels, (*WHO, *((TOPIC,) if topic else ()), *((ROLE,) if self.reviewing else ())))
+            _add_columns(
+                labels, (*WHO, *((TOPIC,) if topic else ()), *((ROLE,) if self.reviewing else ()), *remarked)
+            )
             matches = [  # this abstract's label by this annotator (or nobody named), or its final one
                 i
                 for i, record in enumerate(labels.records)
@@ -410,6 +446,7 @@ class ProjectLabels:
                 "labelled_at": _now(),
                 "answer_id": secrets.token_hex(6),
                 **({TOPIC: topic} if topic else {}),
+                **remarked,
             }
             if self.reviewing:
                 who[ROLE] = REVIEW
@@ -456,7 +493,7 @@ class ProjectLabels:
                 "abstract_id": digest,
                 "area": labels.value(record, "area"),
                 "title": labels.value(record, "title"),
-                **{name: labels.field(record, name) for name in (*WHO, TOPIC, ROLE)},
+                **{name: labels.field(record, name) for name in (*WHO, TOPIC, ROLE, COMMENT, FLAG)},
             }
             for record in labels.records
             if record.fields is not None
@@ -603,15 +640,24 @@ def topic_of(text: str) -> str:
     one line, one space between words; refused (an :class:`~tagger.errors.ArgumentError`)
     when longer than :data:`MAX_TOPIC` characters or holding a character no file can hold (a
     lone surrogate) or a control character: nothing is kept that the labels cannot read back."""
-    topic = " ".join(text.lower().split())
-    bad = next((c for c in topic if "\ud800" <= c <= "\udfff" or (c < " " or "\x7f" <= c < "\xa0")), None)
-    if len(topic) > MAX_TOPIC or bad is not None:
-        what = f"is {len(topic):,} characters" if bad is None else f"holds {bad!r}"
+    return plain_text(text, "topic", MAX_TOPIC)
+
+
+def plain_text(text: str, what: str, limit: int, lower: bool = True) -> str:
+    """One line of an annotator's text as labels keep it (a topic, a comment): one space
+    between words (lower case with ``lower``); refused when over ``limit`` characters or
+    holding a lone surrogate or a control character."""
+    if not isinstance(text, str):
+        raise ArgumentError(f"the {what} is {type(text).__name__}, not text", fix=f"Give the {what} as text.")
+    kept = " ".join((text.lower() if lower else text).split())
+    bad = next((c for c in kept if "\ud800" <= c <= "\udfff" or (c < " " or "\x7f" <= c < "\xa0")), None)
+    if len(kept) > limit or bad is not None:
+        said = f"is {len(kept):,} characters" if bad is None else f"holds {bad!r}"
         raise ArgumentError(
-            f"the topic {topic[:40]!r}{'...' if len(topic) > 40 else ''} {what}",
-            fix=f"Give a topic of {MAX_TOPIC} characters at most, of plain text (or none).",
+            f"the {what} {kept[:40]!r}{'...' if len(kept) > 40 else ''} {said}",
+            fix=f"Give a {what} of {limit} characters at most, of plain text (or none).",
         )
-    return topic
+    return kept
 
 
 NAME_CHARS = 64  # an annotator's name, at most
@@ -715,24 +761,26 @@ class LabelledFile:
             if (digest := records.digest(record)) and records.value(record, "area")
         }
 
-    def add(self, abstract: Abstract, area: str, topic: str = "") -> Answer:
+    def add(self, abstract: Abstract, area: str, topic: str = "", remark: Remark | None = None) -> Answer:
         digest = abstract.digest
         with locked(self.where.parent):
             records = self._read()
-            if topic := topic_of(topic):
-                _add_columns(records, (DATA_TOPIC,))
-            named = {DATA_TOPIC: topic} if topic else None
+            topic = topic_of(topic)
+            named = {**({DATA_TOPIC: topic} if topic else {}), **(remark or Remark()).columns(data=True)}
+            _add_columns(records, tuple(named))
             matches = [i for i, record in enumerate(records.records) if records.digest(record) == digest]
             if matches:
                 like = records.records[matches[0]]
                 earlier = records.value(records.records[matches[-1]], "area") or None
-                written = records.render({"area": area}, like=like, columns=named)
+                # (the earlier answer's comment and flag were about it: not this one's)
+                cleared = {name: "" for name in (DATA_COMMENT, DATA_FLAG) if records.field(like, name)}
+                written = records.render({"area": area}, like=like, columns={**cleared, **named} or None)
             else:
                 earlier = None
                 values = {"id": digest, "title": abstract.title, "abstract": abstract.text, "area": area}
                 if not abstract.title:
                     del values["title"]
-                written = records.render(values, columns=named)
+                written = records.render(values, columns=named or None)
             result = records.answer(matches, written, digest, area, earlier)
             records.save()
         return result

@@ -807,7 +807,7 @@ def test_an_answer_the_disk_cannot_hold_is_said_on_the_page(shipped):
     from tagger.reading import Abstract
     from tagger.web import TOKEN_HEADER, LabellingApp, start
 
-    def full_disk(abstract, area, topic):
+    def full_disk(abstract, area, topic, remark):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     queue = [

@@ -182,6 +182,33 @@ def test_the_retrain_result_shows_in_view_and_leaves_with_the_next_answer(projec
         page.stop()
 
 
+def test_a_comment_and_a_flag_go_with_the_next_answer_then_clear(project, tmp_path):
+    """Typed in the comment field (the area keys do not answer while typing), ``!`` flags,
+    the area's key answers: the label keeps both, the page says so and clears them."""
+    before = label_rows(project)
+    with labelling_page(project, tmp_path) as (_, driver):
+        comment = driver.find_element(By.ID, "comment")
+        comment.click()
+        comment.send_keys("stairs 1 n s u, not a gait")  # (area keys and letters, typed as text)
+        comment.send_keys("\n")  # Enter leaves the field
+        body = driver.find_element(By.TAG_NAME, "body")
+        body.send_keys("!")
+        assert driver.find_element(By.ID, "flag").is_selected()
+        body.send_keys(area_keys(driver)["robotics"])
+        wait_for(driver, lambda d: progress(d).startswith("1 of 5"))
+        assert driver.find_element(By.ID, "feedback").text.startswith(
+            "labelled robotics; flagged; with your comment"
+        )
+        assert comment.get_attribute("value") == "" and not driver.find_element(By.ID, "flag").is_selected()
+        body.send_keys(area_keys(driver)["theory"])
+        wait_for(driver, lambda d: progress(d).startswith("2 of 5"))
+    rows = label_rows(project)[len(before) :]
+    assert [(r["area"], r["flag"], r["comment"]) for r in rows] == [
+        ("robotics", "yes", "stairs 1 n s u, not a gait"),
+        ("theory", "", ""),
+    ]
+
+
 def test_markup_in_an_abstract_shows_as_text_and_never_runs(project, tmp_path):
     page = Page(project, "--n", "5")
     driver = browser(tmp_path)

@@ -82,7 +82,11 @@ def session(queue, answers, areas):
             raise EOFError from None
 
     result = label_session(
-        queue, areas, lambda abstract, area, topic: saved.append((abstract.id, area)), ask, shown.append
+        queue,
+        areas,
+        lambda abstract, area, topic, remark: saved.append((abstract.id, area)),
+        ask,
+        shown.append,
     )
     return result, saved, "\n".join(shown)
 

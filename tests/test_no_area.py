@@ -129,7 +129,7 @@ def test_the_session_passes_the_topic_to_the_store(shipped):
     result = label_session(
         queue,
         tuple(Area(slug, slug) for slug in shipped.areas),
-        lambda a, area, topic="": saved.append((a.id, area, topic)),
+        lambda a, area, topic="", remark=None: saved.append((a.id, area, topic)),
         lambda _: next(answers),
         lambda _: None,
     )

@@ -42,7 +42,7 @@ def test_init_empty_makes_a_project_without_labels_and_never_overwrites_one(caps
     assert load_areas(tmp_path / "labels" / "areas.csv") == load_areas(LABELS / "areas.csv")
     assert (
         tmp_path / "labels" / "labels.csv"
-    ).read_text() == "abstract_id,area,title,annotator,labelled_at,answer_id,topic,role\n"
+    ).read_text() == "abstract_id,area,title,annotator,labelled_at,answer_id,topic,role,comment,flag\n"
     assert (
         list((tmp_path / "seeds").iterdir()) == [] and "tagger label" in (tmp_path / "TAGGER.txt").read_text()
     )

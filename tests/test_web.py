@@ -243,6 +243,31 @@ def test_a_page_served_beyond_this_machine_says_so():
     assert served_at("127.0.0.2").reach().startswith("(this machine only")
 
 
+def test_an_answer_on_the_page_carries_a_flag_and_a_comment_of_text_only(project):
+    before = label_rows(project)
+    page = Page(project, "--n", "5")
+    try:
+        at = page.call("GET", "/api/state")["item"]["at"]
+        for said, error in (
+            ({"comment": ["x"]}, "the comment is list, not text"),
+            ({"comment": "x" * 501}, "is 501 characters"),
+            ({"comment": "ok \x00"}, "holds '\\x00'"),
+            ({"flag": "yes"}, "a flag true or false"),
+        ):
+            status, _, data = page.request("POST", "/api/answer", {"area": "robotics", "at": at, **said})
+            assert status == 409 and error in json.loads(data)["error"], data
+        assert label_rows(project) == before
+        body = {"area": "robotics", "at": at, "comment": " Arms,  not legs ", "flag": True}
+        state = page.call("POST", "/api/answer", body)
+        assert (state["last"]["flagged"], state["last"]["commented"]) == (True, True)
+        assert state["keys"]["flag"] == "!"
+        assert [(r["area"], r["flag"], r["comment"]) for r in label_rows(project)[-1:]] == [
+            ("robotics", "yes", "Arms, not legs")
+        ]
+    finally:
+        page.stop()
+
+
 @pytest.mark.slow  # starts a page server process or two (2-6 s): in the slow run
 def test_the_page_counts_an_abstract_skipped_then_answered_after_an_undo_as_labelled(project):
     page = Page(project, "--n", "5")

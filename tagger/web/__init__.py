@@ -41,7 +41,7 @@ from ..errors import UsageError
 from ..features import TextAnalyzer
 from ..labelling import AREA_KEYS, KEYS, Session, Suggestion
 from ..labels import Area
-from ..labelstore import NONE, topic_of
+from ..labelstore import NONE, Remark, topic_of
 from ..model import Model
 from ..schema import located
 
@@ -215,12 +215,14 @@ class LabellingApp:
             "current_note": item.current_note(),  # what an answer does to that label
         }
 
-    def answer(self, who: str, area: str | None, at: object = None, topic: object = "") -> None:
-        """``who`` labels their current abstract ``area`` (None: skip;
-        :data:`~tagger.labelstore.NONE` with an optional ``topic``: it fits no area); ``at``
-        is the place in their queue of the abstract the page showed: an answer meant for
-        another abstract (given in another tab meanwhile) is refused, never pinned on the one
-        now current."""
+    def answer(self, who: str, said: dict) -> None:
+        """``who`` answers their current abstract as the page ``said``: its ``area`` (None:
+        skip; :data:`~tagger.labelstore.NONE` with an optional ``topic``: it fits no area),
+        with an optional ``comment`` and ``flag``; ``at`` is the place in their queue of the
+        abstract the page showed: an answer meant for another abstract (given in another tab
+        meanwhile) is refused, never pinned on the one now current."""
+        area, at, topic = said.get("area"), said.get("at"), said.get("topic", "")
+        area = area if isinstance(area, str) else None
         session = self.sessions[who]
         if session.current is None:
             raise PageError("every abstract of the queue is answered")
@@ -236,14 +238,21 @@ class LabellingApp:
             return
         if area not in {a.slug for a in self.areas} | {NONE}:
             raise PageError(f"unknown area {area!r}")
-        if not isinstance(topic, str):
-            raise PageError("a topic is text")
+        if not isinstance(topic, str) or not isinstance(said.get("flag", False), bool):
+            raise PageError("a topic is text, and a flag true or false")
         try:
             topic = topic_of(topic) if area == NONE else ""
+            remark = Remark(said.get("comment", ""), said.get("flag", False))
         except ValueError as error:
             raise PageError(str(error)) from None
-        item = session.answer(area, topic)
-        self.last[who] = {"id": item.abstract.id, "answer": area, **self._guess(item)}
+        item = session.answer(area, topic, remark)
+        self.last[who] = {
+            "id": item.abstract.id,
+            "answer": area,
+            "flagged": remark.flagged,
+            "commented": bool(remark.comment),
+            **self._guess(item),
+        }
 
     def _guess(self, item: Suggestion) -> dict:
         """The model's guess and what other annotators said: shown once the item is answered."""
@@ -339,9 +348,9 @@ def labelling_app(
                 preparing.start()
 
     def answered(save: Callable) -> Callable:
-        def saved(abstract, area: str, topic: str):
+        def saved(abstract, area: str, topic: str, remark: Remark):
             start_preparing()
-            return save(abstract, area, topic)
+            return save(abstract, area, topic, remark)
 
         return saved
 
@@ -514,12 +523,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         app = self.server.app
         actions: dict[str, Callable[[], None]] = {
-            "/api/answer": lambda: app.answer(
-                who,
-                body.get("area") if isinstance(body.get("area"), str) else None,
-                body.get("at"),
-                body.get("topic", ""),
-            ),
+            "/api/answer": lambda: app.answer(who, body),
             "/api/undo": lambda: app.undo(who, body.get("at")),
             "/api/retrain": app.start_retrain,
         }

@@ -46,7 +46,7 @@ function feedback(last, error) {
   const named = (answer) => answer === state.none ? `${answer} (fits no area)` : answer;
   const guess = `the model said ${named(last.guess)} ${Number(last.confidence).toFixed(2)}` + (last.others ? `; ${last.others}` : "");
   if (last.answer === null) { line.textContent = `skipped ${last.id}; ${guess}`; return; }
-  const answered = named(last.answer);
+  const answered = named(last.answer) + (last.flagged ? "; flagged" : "") + (last.commented ? "; with your comment" : "");
   line.textContent = `labelled ${answered}; ${guess}`;
   line.className = last.answer === last.guess ? "agree" : "differ";
 }
@@ -148,8 +148,18 @@ async function send(path, body) {
 
 // Every answer and undo names the abstract it is for: the server refuses one meant for an
 // abstract that another tab has answered meanwhile, and sends the page what is current now.
+// An answer carries the flag and the comment given with it (then cleared for the next one).
+function remark() {
+  const said = { comment: $("comment").value, flag: $("flag").checked };
+  $("comment").value = "";
+  $("comment").blur();
+  $("flag").checked = false;
+  return said;
+}
+
 function answer(slug) {
-  if (state && state.item) send("/api/answer", { area: slug, at: state.item.at });
+  if (!state || !state.item) return;
+  send("/api/answer", slug === null ? { area: null, at: state.item.at } : { area: slug, at: state.item.at, ...remark() });
 }
 
 // "Fits no area", with the topic typed beside it (if any); the field is emptied once sent.
@@ -158,7 +168,7 @@ function noArea() {
   const topic = $("topic").value;
   $("topic").value = "";
   $("topic").blur();
-  send("/api/answer", { area: state.none, at: state.item.at, topic });
+  send("/api/answer", { area: state.none, at: state.item.at, topic, ...remark() });
 }
 
 function undo() {
@@ -177,6 +187,10 @@ document.addEventListener("keydown", (event) => {
     if (event.key === "Escape") $("topic").blur();
     return;
   }
+  if (event.target === $("comment")) {  // typing a comment: Enter or Escape leaves it, for the answer's key
+    if (event.key === "Enter" || event.key === "Escape") { event.preventDefault(); $("comment").blur(); }
+    return;
+  }
   // A key held down repeats: one press is one answer, never a run of unread abstracts.
   if (event.repeat) { event.preventDefault(); return; }
   const key = event.key.toLowerCase();
@@ -184,6 +198,7 @@ document.addEventListener("keydown", (event) => {
   if (key === keys.undo) { event.preventDefault(); undo(); return; }
   if (key === keys.retrain) { event.preventDefault(); if (state.retrain.available) send("/api/retrain"); return; }
   if (!state.item) return;
+  if (event.key === keys.flag) { event.preventDefault(); $("flag").checked = !$("flag").checked; return; }
   if (key === keys.skip) { event.preventDefault(); answer(null); return; }
   if (key === keys.none) { event.preventDefault(); noArea(); return; }
   const area = state.areas.find((a) => a.key === key);
