@@ -351,7 +351,10 @@ def parser() -> argparse.ArgumentParser:
         help="where (default: stdout): .jsonl, .csv or .parquet (.gz but Parquet)",
     )
     labels_command.add_argument(
-        "--format", choices=output.FORMATS, help="output format (default: --output's extension, else jsonl)"
+        "--format",
+        choices=(*output.FORMATS, "prodigy", "label-studio"),
+        help="output format (default: --output's extension, else jsonl); prodigy: JSON lines that "
+        "'prodigy db-in' reads, label-studio: JSON tasks that Label Studio imports",
     )
     labels_command.add_argument(
         "--agreement",

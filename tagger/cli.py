@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from . import arguments, feedback, output, reading
+from . import arguments, feedback, interchange, output, reading
 from .errors import InputError, TaggerError, UsageError
 from .labelstore import NONE
 from .prediction import COLUMNS as PREDICTION_COLUMNS
@@ -277,17 +277,24 @@ def _labels(args: argparse.Namespace) -> int:
 
     project = _project(args)
     protected = project.own_folders()
+    tool = args.format in interchange.TOOLS
     if not args.agreement:
         output.check_output(args.output, protected=protected)
-        target = output.format_for(args.output, args.format, default="jsonl")
+        target = output.format_for(args.output, "jsonl" if tool else args.format, default="jsonl")
     rows = project.label_rows()
     if args.agreement:
         print(described_agreement(rows))
         return 0
-    output.write_table(rows, args.output, target, protected=protected)
+    written, note = len(rows), ""
+    if tool:
+        written, note = interchange.write(rows, Path(project.labels), args.format, args.output, protected)
+    else:
+        output.write_table(rows, args.output, target, protected=protected)
     if args.output not in (None, "-"):
-        none = sum(row["area"] == NONE for row in rows)
-        say(f"wrote {args.output}: {len(rows):,} labels" + (f" ({none:,} fit no area)" if none else ""))
+        none = sum(row["area"] == NONE for row in rows if not tool or row["abstract"])
+        say(f"wrote {args.output}: {written:,} labels" + (f" ({none:,} fit no area)" if none else ""))
+    if note:
+        say(note)
     return 0
 
 
@@ -364,11 +371,8 @@ def _label_on_the_web(args: argparse.Namespace, project, model, store, areas, re
             yield abstract
 
     read = keeping(reading.read_abstracts(args.paths, **_read_options(args, report)))
-    relabel, overlap = args.relabel, args.overlap
     with feedback.stages():
-        desks = project.desks(
-            read, model, store, args.n, args.annotators or (), relabel=relabel, overlap=overlap
-        )
+        desks = project.desks(read, model, store, args.n, args.annotators or (), args.relabel, args.overlap)
     status = _report_reading(report)
     app = labelling_app(desks, areas, model, project, pile, ", ".join(args.paths))
     say(project.which_model(model))
@@ -384,12 +388,7 @@ def _label_on_the_web(args: argparse.Namespace, project, model, store, areas, re
     except KeyboardInterrupt:
         pass
     except OSError as error:
-        raise UsageError(
-            f"cannot serve the page on {where.host}{f' port {args.port}' if args.port else ''} "
-            f"({error.strerror or error})",
-            fix="Give an address of this machine as --host ('hostname -I' lists them) and a free --port, "
-            "or leave --port out for a free one.",
-        ) from None
+        raise where.refused(error, args.port) from None
     for name, session in app.sessions.items():
         _say_saved(session.result, desks[name][1], name)
     return status

@@ -82,6 +82,16 @@ class ServedAt:
     def link(self, port: int, token: str) -> str:
         return f"http://{_netloc(self.host, port)}/?token={token}"
 
+    def refused(self, error: OSError, port: int | None) -> UsageError:
+        """The error of a page that cannot be served here (an address not this machine's, a
+        port in use)."""
+        where = f"{self.host} port {port}" if port else self.host
+        return UsageError(
+            f"cannot serve the page on {where} ({error.strerror or error})",
+            fix="Give an address of this machine as --host ('hostname -I' lists them) and a free --port, "
+            "or leave --port out for a free one.",
+        )
+
     def reach(self) -> str:
         """What the terminal says of who can open the page."""
         if self.loopback:
