@@ -114,6 +114,78 @@ def updated(expected: list[str], actual: str) -> list[str]:
     return result
 
 
+# A value a python example shows in a comment: a literal (a string, a list, a repr) after an
+# expression, or the lines a print shows, as comments under it.
+SHOWN = re.compile(r"""^(?P<code>\S.*?)\s+# (?P<shown>['"\[{(<]|array\().*$""")
+
+
+def _literal(comment: str) -> str:
+    """The literal that starts ``comment`` (brackets and quotes balanced), without the prose
+    after it (``[('generative', ...)]: the area...`` -> ``[('generative', ...)]``)."""
+    closing = {"(": ")", "[": "]", "{": "}", "<": ">"}
+    stack: list[str] = []
+    quote = ""
+    for k, character in enumerate(comment):
+        if quote:
+            quote = "" if character == quote else quote
+        elif character in "'\"":
+            quote = character
+        elif character in closing:
+            stack.append(closing[character])
+        elif stack and character == stack[-1]:
+            stack.pop()
+        else:
+            continue
+        if not quote and not stack:
+            return comment[: k + 1]
+    return comment
+
+
+def checked(body: str) -> str:
+    """A python example with each value it shows checked: ``EXPR  # 'robotics'`` becomes a
+    check that ``repr(EXPR)`` reads so (``print(X)  # shown``: ``str(X)``), and a ``print(X)``
+    followed by comment lines a check that ``str(X)`` is those lines; ``...`` stands for any
+    text, and the day may differ."""
+    import ast
+
+    lines, out = body.splitlines(), []
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        k += 1
+        match = SHOWN.match(line)
+        if match and not match["code"].rstrip().endswith((",", "(", "[")):
+            code = match["code"].rstrip()
+            try:
+                ast.parse(code, mode="eval")
+            except SyntaxError:
+                out.append(line)
+                continue
+            shown = _literal(line[match.start("shown") :])
+            printed = re.fullmatch(r"print\((?P<x>.*)\)", code)
+            value = f"str({printed['x']})" if printed else f"repr({code})"
+            out.append(f"__shown__({value}, {shown!r}, {code!r})")
+            continue
+        printed = re.fullmatch(r"print\((?P<x>.*)\)", line)
+        below = []
+        while printed and k < len(lines) and lines[k].startswith("# "):
+            below.append(lines[k][2:])
+            k += 1
+        out.append(f"__shown__(str({printed['x']}), {chr(10).join(below)!r}, {line!r})" if below else line)
+    return "\n".join(out) + "\n"
+
+
+def shown_as(said: list[str]):
+    """The check :func:`checked` calls: a value that does not read as the example shows it is
+    added to ``said``."""
+
+    def check(actual: str, shown: str, code: str) -> None:
+        if not matches(shown.splitlines(), actual + "\n"):
+            said.append(f"{code} shows {shown!r}; it is {actual!r}")
+
+    return check
+
+
 def users_files(folder: Path) -> dict[str, str]:
     """``papers.jsonl``: the README's example pile (a copy of ``docs/example/papers.jsonl``,
     40 abstracts of 2022-24 the shipped model did not learn from). Returns the area their
@@ -142,10 +214,12 @@ def run_examples(scratch: Path):
         if lang == "python":
             before = os.getcwd()
             os.chdir(cwd)
+            said: list[str] = []
             try:
-                exec(compile(body, f"README.md:{line}", "exec"), {})
+                exec(compile(checked(body), f"README.md:{line}", "exec"), {"__shown__": shown_as(said)})
             finally:
                 os.chdir(before)
+            assert not said, f"README.md:{line}: " + "\n".join(said)
             continue
         for command, expected in commands(body):
             script = f"cd {cwd}\n{command}\nstatus=$?\npwd > {where}\nexit $status\n"
@@ -163,6 +237,94 @@ def test_every_example_in_the_readme_runs_as_written_with_its_figures(tmp_path):
         assert not failed and matches(expected, shown), (
             f"README.md:{line}: $ {command}\nexit status {status}; printed:\n{shown}"
         )
+
+
+def stated(pattern: str, text: str) -> tuple[str, ...]:
+    """The figures the README's prose states where ``pattern`` (spaces: any line breaks and
+    spaces) finds them; a sentence that is gone fails, so that no figure goes unchecked."""
+    found = re.search(pattern.replace(" ", r"\s+"), text)
+    assert found, f"the README no longer says {pattern!r}: check the figure it states now"
+    return found.groups()
+
+
+def test_the_prose_states_the_figures_its_examples_and_tables_give(tmp_path):
+    """Figures in sentences, beside the outputs the console test checks: the example pile's
+    (tagged by the shipped model, set beside its reader's areas), the shipped model's review
+    threshold and its answer to `hello world`, the shipped labels' counts, and the sentences
+    that restate the headline table's figures."""
+    import csv
+
+    import tagger
+    from tagger.project import shipped
+    from tagger.reading import read_abstracts
+
+    text = README.read_text(encoding="utf-8")
+    reader = users_files(tmp_path)
+    model = tagger.load_model()
+    abstracts = list(read_abstracts([tmp_path / "papers.jsonl"]))  # (as tagger predict reads them)
+    tags = model.predict([a.document for a in abstracts])
+    right = [tag.area == reader[a.id] for a, tag in zip(abstracts, tags)]
+    flagged = [tag.needs_review for tag in tags]
+    none = [reader[a.id] == "none" for a in abstracts]
+    assert stated(r"Set beside the reader's answers, (\d+) of the (\d+) tags are the reader's answer \((\d+)%", text) == (
+        str(sum(right)), str(len(tags)), str(round(100 * sum(right) / len(tags)))
+    )  # fmt: skip
+    (unflagged,) = stated(r"the (\d+) tags not flagged for review are all the reader's answer", text)
+    assert int(unflagged) == flagged.count(False) and all(r for r, f in zip(right, flagged) if not f)
+    assert stated(r"of the (\d+) abstracts that fit no area, (\d+) are tagged `none` and the other (\d+) are flagged", text) == (
+        str(sum(none)),
+        str(sum(n and t.area == "none" for n, t in zip(none, tags))),
+        str(sum(n and t.area != "none" and t.needs_review for n, t in zip(none, tags))),
+    )  # fmt: skip
+    assert stated(r"read the (\d+) flagged ones", text) == (str(sum(flagged)),)
+    hello = model.predict("hello world")
+    assert stated(r"`hello world` is `(\w+)` at (0\.\d+);", text) == (hello.area, f"{hello.confidence:.2f}")
+    assert stated(r"right 93% of the time \((0\.\d+) for the shipped model;", text) == (
+        f"{model.review_threshold:.2f}",
+    )
+    labels = list(csv.DictReader(shipped("labels/labels.csv").open(encoding="utf-8")))
+    total, fit_none = stated(r"trained on ([\d,]+) hand labels [^|]*? (\d+) of those labels say", text)
+    assert (int(total.replace(",", "")), int(fit_none)) == (
+        len(labels),
+        sum(r["area"] == "none" for r in labels),
+    )
+    # the sentences that restate the headline table's figures
+    rows = {
+        row.split("|")[1].strip().split(",")[0]: [cell.strip() for cell in row.split("|")[2:-1]]
+        for row in text.splitlines()
+        if row.startswith("| arXiv preprints") or row.startswith("| proceedings of 2022-24")
+    }
+    preprints, proceedings = rows["arXiv preprints of 2025"], rows["proceedings of 2022-24"]
+    assert stated(r"On preprints held out by fold, (\d+)% of those that fit no area are answered `none` and most others are flagged \((\d+)% in all\)", text) == tuple(
+        preprints[4].replace("%", "").split(", ")
+    )  # fmt: skip
+    below, right_rest, below_pre, right_pre = stated(
+        r"On abstracts of 2022-24 held out by year, (\d+)% fall below it and the rest are right (\d+)% of the time, on preprints of 2025 (\d+)% and (\d+)%",
+        text,
+    )  # fmt: skip
+    sure, sure_right = proceedings[5].replace("%", "").split(", ")
+    assert (int(below), right_rest) == (100 - int(sure), sure_right)
+    sure, sure_right = preprints[5].replace("%", "").split(", ")
+    assert (int(below_pre), right_pre) == (100 - int(sure), sure_right)
+    # the release before, as the table of what none labels do measured it
+    before = next(
+        row for row in text.splitlines() if row.startswith("| set the review threshold (the release before)")
+    )
+    cells = [cell.strip().split(", ") for cell in before.split("|")[2:-1]]
+    said = stated(
+        r"gave the reader's answer to (\d+)% of the preprints and (\d+)% of the proceedings, with a confidence that ran hot \(ECE (0\.\d+) and (0\.\d+)\)",
+        text,
+    )  # fmt: skip
+    assert said == (
+        f"{100 * float(cells[0][0]):.0f}", f"{100 * float(cells[3][0]):.0f}", f"{float(cells[0][1]):.2f}", f"{float(cells[3][1]):.2f}"
+    )  # fmt: skip
+
+
+def test_a_python_example_s_shown_values_are_checked():
+    said: list[str] = []
+    example = "x = ['a', 0.25]\nx  # ['a', ...]: a list\nx[0]  # 'b'\nprint(x[1] * 2)\n# 0.5\ny = 3  # ['not', 'checked']\n"
+    exec(compile(checked(example), "example", "exec"), {"__shown__": shown_as(said)})
+    assert said == ["x[0] shows \"'b'\"; it is \"'a'\""]  # the list and the print read as shown
 
 
 def test_the_matching_checks_figures_and_skips_what_is_left_out():
