@@ -306,6 +306,30 @@ def test_the_prose_states_the_figures_its_examples_and_tables_give(tmp_path):
     assert (int(below), right_rest) == (100 - int(sure), sure_right)
     sure, sure_right = preprints[5].replace("%", "").split(", ")
     assert (int(below_pre), right_pre) == (100 - int(sure), sure_right)
+    # the labels' sources (their files in seeds/), and the share of each feed that fits no area
+    seeds = {
+        path.name: len(path.read_text(encoding="utf-8").splitlines())
+        for path in (ROOT / "seeds").glob("*.jsonl")
+    }
+    assert stated(r"hand labels \(([\d,]+) arXiv preprints of 2025, ([\d,]+) abstracts of proceedings of 2022-24, (\d+) of ICML and NeurIPS 2015-16, (\d+) seeds\)", text) == (
+        f"{seeds['arxiv-2025.jsonl']:,}", f"{seeds['modern-2022-24.jsonl'] + seeds['modern-2022-24-train.jsonl']:,}",
+        str(seeds["conference-2015-16.jsonl"]), str(len(labels) - sum(seeds.values())),
+    )  # fmt: skip
+    sizes = {
+        key: [int(n.replace(",", "")) for n in re.search(r"\(([\d,]+),? ?(\d+)?", row).groups() if n]
+        for key, row in (
+            ("preprints", next(r for r in text.splitlines() if r.startswith("| arXiv preprints"))),
+            ("proceedings", next(r for r in text.splitlines() if r.startswith("| proceedings of 2022-24"))),
+        )
+    }
+    assert stated(r"(\d+)% of the proceedings we labelled, (\d+)% of a preprint feed", text) == (
+        f"{100 * sizes['proceedings'][1] / sizes['proceedings'][0]:.0f}", f"{100 * sizes['preprints'][1] / sizes['preprints'][0]:.0f}"
+    )  # fmt: skip
+    # the calibration sentence, as the headline table's ECE column says
+    ece = {key: float(row[1]) for key, row in (("preprints", preprints), ("proceedings", proceedings))}
+    assert stated(r"held out by year, the gap between confidence and accuracy averages (0\.\d+), on preprints of 2025 (0\.\d+)", text) == (
+        f"{ece['proceedings']:.2f}", f"{ece['preprints']:.2f}"
+    )  # fmt: skip
     # the release before, as the table of what none labels do measured it
     before = next(
         row for row in text.splitlines() if row.startswith("| set the review threshold (the release before)")
