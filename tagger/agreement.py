@@ -137,10 +137,13 @@ def specific_agreement(units: Iterable[Sequence[str]]) -> dict[str, tuple[float,
 BREAK = 600  # seconds: a longer gap between two answers of one annotator is a pause, not a label's time
 
 
-def annotator_figures(rows: list[dict]) -> dict[str, tuple[int, int, float | None]]:
+def annotator_figures(
+    rows: list[dict], skips: dict[str, set[str]] | None = None
+) -> dict[str, tuple[int, int, float | None, int]]:
     """Per annotator (of rows as ``tagger labels`` gives them; a reviewer is no annotator): the
-    abstracts labelled, those of them answered none, and the median seconds between two of
-    their answers in a row (gaps over :data:`BREAK` left out as pauses; None when unknown)."""
+    abstracts labelled, those of them answered none, the median seconds between two of their
+    answers in a row (gaps over :data:`BREAK` left out as pauses; None when unknown), and the
+    abstracts they skipped and have not labelled since (``skips``: annotator -> digests)."""
     from .labelstore import NONE, REVIEW, ROLE
 
     figures = {}
@@ -148,11 +151,14 @@ def annotator_figures(rows: list[dict]) -> dict[str, tuple[int, int, float | Non
     for row in rows:
         if row[ROLE] != REVIEW and row["annotator"]:
             mine.setdefault(row["annotator"], []).append(row)
-    for name, given in sorted(mine.items()):
+    skips = {name: digests for name, digests in (skips or {}).items() if name}
+    for name in sorted(mine.keys() | skips.keys()):
+        given = mine.get(name, [])
         times = sorted(t for row in given if (t := _seconds(row.get("labelled_at", ""))) is not None)
         gaps = [b - a for a, b in itertools.pairwise(times) if 0 <= b - a <= BREAK]
         median = statistics.median(gaps) if gaps else None
-        figures[name] = (len(given), sum(row["area"] == NONE for row in given), median)
+        skipped = len(skips.get(name, set()) - {row["abstract_id"] for row in given})
+        figures[name] = (len(given), sum(row["area"] == NONE for row in given), median, skipped)
     return figures
 
 
@@ -212,15 +218,17 @@ def describe(
     return "\n".join(lines)
 
 
-def described_agreement(rows: list[dict]) -> str:
+def described_agreement(rows: list[dict], skips: dict[str, set[str]] | None = None) -> str:
     """:func:`describe` of a project's labels (``tagger labels`` rows): the annotators'
-    agreement (a review's final labels are no annotator's), with what the review settled."""
+    agreement (a review's final labels are no annotator's), with what the review settled and
+    what each annotator did (``skips``: annotator -> the abstracts they skipped)."""
     given, finals = _given_and_finals(rows)
     found = agreement(given)
     snippets = {row["abstract_id"]: row["title"] or " ".join(row["abstract"].split()[:12]) for row in rows}
     names = {row["abstract_id"]: row.get("source_id") or row["abstract_id"] for row in rows}
     lines = [
         f"{name}: {n} labelled, {none} of them none"
+        + (f", {skipped} skipped (not labelled since)" if skipped else "")
         + (
             ""
             if median is None
@@ -228,7 +236,7 @@ def described_agreement(rows: list[dict]) -> str:
             if median >= 1
             else ", < 1 s a label"
         )
-        for name, (n, none, median) in annotator_figures(rows).items()
+        for name, (n, none, median, skipped) in annotator_figures(rows, skips).items()
     ]
     units = [list(areas.values()) for areas in _by_abstract(given).values()]
     shared = sum(len(unit) >= 2 for unit in units)

@@ -283,7 +283,7 @@ def _labels(args: argparse.Namespace) -> int:
         target = output.format_for(args.output, "jsonl" if tool else args.format, default="jsonl")
     rows = project.label_rows()
     if args.agreement:
-        print(described_agreement(rows))
+        print(described_agreement(rows, project.store().skips()))
         return 0
     written, note = len(rows), ""
     if tool:
@@ -353,7 +353,8 @@ def _label(args: argparse.Namespace) -> int:
     say(project.which_model(model))
     _say_queue(queue, sys.stdout)
     blind = bool(args.overlap or args.relabel)  # (a second pass: see label_session)
-    _say_saved(label_session(queue, areas, save, ask, show, unsave=store.undo, blind=blind), store)
+    result = label_session(queue, areas, save, ask, show, unsave=store.undo, blind=blind, passed=store.skip)
+    _say_saved(result, store)
     return status
 
 

@@ -272,10 +272,12 @@ class Session:
         queue: list[Suggestion],
         save: Callable[[Abstract, str, str, Remark], Any],
         unsave: Callable[[Any], Any] | None = None,
+        passed: Callable[[Abstract], Any] | None = None,
     ) -> None:
         self.queue = queue
         self.save = save
         self.unsave = unsave
+        self.passed = passed  # told of each skip (the store keeps them for a lead's figures)
         self.index = 0
         self.result = SessionResult()
         self.answered: list[tuple[int, Any, str]] = []  # (queue index, receipt, area), in order
@@ -301,6 +303,8 @@ class Session:
 
     def skip(self) -> Suggestion:
         item = self._item()
+        if self.passed is not None:
+            self.passed(item.abstract)
         self.result.skipped_at.add(self.index)
         self.index += 1
         return item
@@ -370,6 +374,7 @@ def label_session(  # noqa: PLR0913 (a session's choices)
     width: int = 88,
     unsave: Callable[[Any], Any] | None = None,
     blind: bool = False,
+    passed: Callable[[Abstract], Any] | None = None,
 ) -> SessionResult:
     """Show each abstract in ``queue`` with its numbered guesses and ask for its area;
     ``save`` is called at once with every answer, and ``unsave`` with what ``save`` returned
@@ -378,8 +383,8 @@ def label_session(  # noqa: PLR0913 (a session's choices)
     session like ``q``). Each abstract is shown with its file and its position there, as
     ``tagger predict`` numbers it. ``blind`` (a second pass: ``--overlap``, ``--relabel``): the
     model's guesses show after the answer (or on request, ``?``), as on the page, so that
-    they do not lead the answer."""
-    session = Session(queue, save, unsave)
+    they do not lead the answer. ``passed`` is told of each abstract skipped."""
+    session = Session(queue, save, unsave, passed)
     slugs = [area.slug for area in areas]
     while (item := session.current) is not None:
         guesses = item.guesses()

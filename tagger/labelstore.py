@@ -99,6 +99,8 @@ class Remark:
         }
 
 
+SKIPS_FILE = "skipped.csv"  # in labels/: who skipped which abstract, when (a lead's figures count them)
+SKIP_COLUMNS = ("abstract_id", "annotator", "skipped_at")
 LABELLED_ABSTRACTS_FILE = "labelled.jsonl"
 TITLE_WORDS = 12  # of the abstract, in labels.csv's title column: for people reading the file
 
@@ -455,6 +457,29 @@ class ProjectLabels:
             labels.save()
         return result
 
+    def skip(self, abstract: Abstract) -> None:
+        """Note that this store's annotator skipped ``abstract`` (``labels/skipped.csv``,
+        beside the labels: a skip labels nothing, but a lead counts them)."""
+        with locked(self.labels_dir):
+            skips = RecordFile(self.labels_dir / SKIPS_FILE, "csv", LABELS_CSV, header=SKIP_COLUMNS)
+            said = {"annotator": self.annotator, "skipped_at": _now()}
+            skips.records.append(
+                Record(None, 0, raw=skips.render({"abstract": abstract.digest}, columns=said))
+            )
+            skips.save()
+
+    def skips(self) -> dict[str, set[str]]:
+        """Annotator -> the abstracts (digests) they skipped, of ``labels/skipped.csv``."""
+        path = self.labels_dir / SKIPS_FILE
+        if not path.is_file():
+            return {}
+        skips = RecordFile(path, "csv", LABELS_CSV, header=SKIP_COLUMNS)
+        found: dict[str, set[str]] = {}
+        for record in skips.records:
+            if record.fields is not None:
+                found.setdefault(skips.field(record, "annotator"), set()).add(skips.value(record, "abstract"))
+        return found
+
     def others_only(self) -> dict[str, str]:
         """Digest -> who labelled it (names joined by ", "), for each abstract labelled only
         by annotators other than this store's (and none by nobody named): an answer to it goes
@@ -748,6 +773,13 @@ class LabelledFile:
 
     def source_ids(self) -> dict[str, str]:
         """None known: a labelled file's records are named by their own id already."""
+        return {}
+
+    def skip(self, abstract: Abstract) -> None:
+        """Nothing kept: a labelled file names no annotator whose skips a lead would count."""
+
+    def skips(self) -> dict[str, set[str]]:
+        """None kept (see :meth:`skip`)."""
         return {}
 
     def current(self) -> dict[str, str]:

@@ -30,6 +30,7 @@ labels/areas.csv   the taxonomy: one row per area (slug, name, description, keyw
                    Edit it for your own areas; every area needs a name and a description.
 labels/labels.csv  the hand labels (abstract_id, area, title, annotator, labelled_at, ...):
                    'tagger label' adds to it; 'tagger labels' lists them with their texts.
+labels/skipped.csv the abstracts each annotator skipped ('tagger labels --agreement' counts them).
 {labels}
 seeds/             the texts of the labelled abstracts ('tagger label' keeps them here).
 models/            the model 'tagger train' writes and 'tagger predict' then uses.

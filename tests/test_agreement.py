@@ -56,7 +56,7 @@ def test_a_lead_reads_each_annotator_alpha_and_agreement_by_area():
         (1, "ben", "llm", "2026-01-01T10:00:00Z"), (2, "ben", "vision", "2026-01-01T10:00:06Z"),
         (1, "cy", "llm", "2026-01-01T09:00:00Z"), (2, "cy", "none", ""),
     )  # fmt: skip
-    assert annotator_figures(labels) == {"ana": (4, 1, 15.0), "ben": (2, 0, 6.0), "cy": (2, 1, None)}
+    assert annotator_figures(labels) == {"ana": (4, 1, 15.0, 0), "ben": (2, 0, 6.0, 0), "cy": (2, 1, None, 0)}
     text = described_agreement(labels)
     assert "ana: 4 labelled, 1 of them none, 15 s a label (median)" in text  # (the hour's pause left out)
     assert "cy: 2 labelled, 1 of them none\n" in text
@@ -67,3 +67,39 @@ def test_a_lead_reads_each_annotator_alpha_and_agreement_by_area():
     )
     two = described_agreement([row for row in labels if row["annotator"] != "cy"])
     assert "Krippendorff" not in two and "agreement by area" in two  # (alpha: three annotators or more)
+
+
+def test_a_lead_reads_what_each_annotator_skipped_and_has_not_labelled_since(tmp_path, monkeypatch, capsys):
+    """Skips were not kept, so a lead could not count them: each skip is kept in
+    labels/skipped.csv (terminal and page alike), and --agreement says, per annotator, the
+    abstracts skipped and not labelled since."""
+    import io
+    import json
+    import sys
+
+    from conftest import copy_project, run
+
+    copy_project(tmp_path, ("labels", "seeds", "models"))
+    texts = [
+        "Robots climb stairs from depth images.",
+        "A regret bound for bandits.",
+        "Diffusion makes faces.",
+    ]
+    (tmp_path / "pile.jsonl").write_text(
+        "".join(json.dumps({"id": f"p{i}", "abstract": t}) + "\n" for i, t in enumerate(texts))
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("s\ns\ntheory\n"))
+    status, _, err = run(capsys, "label", "pile.jsonl", "--n", "3", "--annotator", "ana")
+    assert status == 0 and "labelled 1, skipped 2" in err
+    skipped = (tmp_path / "labels" / "skipped.csv").read_text(encoding="utf-8").splitlines()
+    assert skipped[0] == "abstract_id,annotator,skipped_at" and [
+        line.split(",")[1] for line in skipped[1:]
+    ] == ["ana", "ana"]
+    status, out, _ = run(capsys, "labels", "--agreement")
+    assert "ana: 1 labelled, 0 of them none, 2 skipped (not labelled since)" in out, out
+    # a skipped abstract labelled later is skipped no longer
+    monkeypatch.setattr(sys, "stdin", io.StringIO("robotics\n"))
+    assert run(capsys, "label", "pile.jsonl", "--n", "1", "--annotator", "ana")[0] == 0
+    status, out, _ = run(capsys, "labels", "--agreement")
+    assert "ana: 2 labelled, 0 of them none, 1 skipped (not labelled since)" in out, out

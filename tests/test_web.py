@@ -275,6 +275,10 @@ def test_the_page_counts_an_abstract_skipped_then_answered_after_an_undo_as_labe
         page.answer("robotics")
         state = page.answer(None)  # a skip
         assert (state["answered"], state["skipped"]) == (1, 1)
+        skips = (project / "labels" / "skipped.csv").read_text(encoding="utf-8").splitlines()[1:]
+        from tagger.labelstore import default_annotator
+
+        assert len(skips) == 1 and skips[0].split(",")[1] == default_annotator()  # (kept for a lead)
         state = page.undo()  # back to the first: the one skipped after it comes again
         assert (state["position"], state["answered"], state["skipped"]) == (0, 0, 0)
         page.answer("robotics")

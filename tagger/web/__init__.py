@@ -398,7 +398,10 @@ def labelling_app(
             overview = overview_of(sample, tagged["predictions"], own, trained, NONE in current.areas)
             return build(overview, current, f"tagger report: {source}")
 
-    sessions = {who: Session(queue, answered(store.add), store.undo) for who, (queue, store) in desks.items()}
+    sessions = {
+        who: Session(queue, answered(store.add), store.undo, store.skip)
+        for who, (queue, store) in desks.items()
+    }
     return LabellingApp(sessions, areas, model, source, retrain_now, overview)
 
 
