@@ -519,7 +519,8 @@ def test_a_port_in_use_is_one_clear_error(project):
             cwd=project, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
     assert run.returncode == 1 and run.stdout == ""
-    assert f"tagger: cannot serve the page on port {port} (Address already in use)" in run.stderr
+    said = f"tagger: cannot serve the page on 127.0.0.1 port {port} (Address already in use). Give another --port"
+    assert said in run.stderr
     assert "Traceback" not in run.stderr
 
 

@@ -83,13 +83,17 @@ class ServedAt:
         return f"http://{_netloc(self.host, port)}/?token={token}"
 
     def refused(self, error: OSError, port: int | None) -> UsageError:
-        """The error of a page that cannot be served here (an address not this machine's, a
-        port in use)."""
+        """The error of a page that cannot be served here: a port in use, or an address that
+        is not this machine's."""
+        import errno
+
         where = f"{self.host} port {port}" if port else self.host
+        in_use = error.errno == errno.EADDRINUSE
         return UsageError(
             f"cannot serve the page on {where} ({error.strerror or error})",
-            fix="Give an address of this machine as --host ('hostname -I' lists them) and a free --port, "
-            "or leave --port out for a free one.",
+            fix="Give another --port, or leave it out for a free one."
+            if in_use
+            else "Give an address of this machine as --host ('hostname -I' lists them).",
         )
 
     def reach(self) -> str:
