@@ -25,12 +25,27 @@ PILE = [
 ]
 
 
+def pile_project(folder, monkeypatch):
+    """A project in ``folder`` (the seeds' labels, the shipped model) with ``pile.jsonl`` of
+    :data:`PILE`, the folder the commands run in."""
+    copy_project(folder, ("labels", "seeds", "models"))
+    (folder / "pile.jsonl").write_text("".join(json.dumps({"abstract": t}) + "\n" for t in PILE))
+    monkeypatch.chdir(folder)
+    return folder
+
+
 @pytest.fixture
 def project(tmp_path, monkeypatch):
-    copy_project(tmp_path, ("labels", "seeds", "models"))
-    (tmp_path / "pile.jsonl").write_text("".join(json.dumps({"abstract": t}) + "\n" for t in PILE))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    return pile_project(tmp_path, monkeypatch)
+
+
+def own_labelled_file(folder, monkeypatch, capsys, table: str, pile: str) -> None:
+    """In ``folder``, where the commands then run: ``mine.csv`` (``table``, labelled abstracts
+    of one's own), ``pile.txt`` (``pile``) and ``own/``, the model trained on mine.csv."""
+    monkeypatch.chdir(folder)
+    (folder / "mine.csv").write_text(table)
+    (folder / "pile.txt").write_text(pile)
+    assert run(capsys, "train", "--data", "mine.csv", "--model", "own")[0] == 0
 
 
 def label_rows(folder) -> list[dict]:
@@ -153,12 +168,13 @@ def test_the_report_counts_the_abstracts_that_fit_no_area_among_the_labelled_and
 def test_a_users_own_labelled_file_takes_none_with_its_topic_and_trains_without_it(
     tmp_path, monkeypatch, capsys
 ):
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "mine.csv").write_text(
-        "abstract,area\nRobots grasp cups.,bots\nLegged robots walk.,bots\nProteins fold.,bio\nGenes encode.,bio\n"
+    own_labelled_file(
+        tmp_path,
+        monkeypatch,
+        capsys,
+        "abstract,area\nRobots grasp cups.,bots\nLegged robots walk.,bots\nProteins fold.,bio\nGenes encode.,bio\n",
+        "Users rate films on a website.\n\nRobot arms stack blocks.\n",
     )
-    (tmp_path / "pile.txt").write_text("Users rate films on a website.\n\nRobot arms stack blocks.\n")
-    assert run(capsys, "train", "--data", "mine.csv", "--model", "own")[0] == 0
     monkeypatch.setattr(sys, "stdin", io.StringIO("none Recommender\n"))
     status, _, err = run(capsys, "label", "pile.txt", "--model", "own", "--data", "mine.csv", "--n", "1")
     assert status == 0, err

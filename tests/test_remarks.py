@@ -7,43 +7,28 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import sys
 
 import pytest
-from conftest import copy_project, run
+from conftest import run
 from hypothesis import given
 from hypothesis import strategies as st
+from test_no_area import answer as label
+from test_no_area import own_labelled_file, pile_project
 
 from tagger.errors import ArgumentError
 from tagger.labelling import parse_remark
 from tagger.labelstore import MAX_COMMENT, ProjectLabels, Remark
 from tagger.reading import read_abstracts
 
-PILE = [
-    "A quadruped robot learns to climb stairs from proprioception and a depth camera.",
-    "We prove a regret bound for contextual bandits with linear rewards and heavy tails.",
-    "A diffusion model generates images of anime faces from text prompts in four steps.",
-]
-
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
-    copy_project(tmp_path, ("labels", "seeds", "models"))
-    (tmp_path / "pile.jsonl").write_text(
-        "".join(json.dumps({"id": f"p{i}", "abstract": t}) + "\n" for i, t in enumerate(PILE))
-    )
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    return pile_project(tmp_path, monkeypatch)
 
 
 def rows_of(path) -> list[dict]:
     return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
-
-
-def label(monkeypatch, capsys, answers: str, *args: str):
-    monkeypatch.setattr(sys, "stdin", io.StringIO(answers))
-    return run(capsys, "label", "pile.jsonl", *args)
 
 
 def test_the_terminal_keeps_a_flag_and_a_comment_beside_the_answer(project, monkeypatch, capsys):
@@ -69,7 +54,8 @@ def test_the_terminal_keeps_a_flag_and_a_comment_beside_the_answer(project, monk
     assert (flagged["flag"], flagged["comment"]) == ("yes", "a survey, not a method")
     status, out, _ = run(capsys, "labels", "--agreement")
     assert "2 answer(s) with a remark (1 flagged):" in out
-    said = f'  {flagged["source_id"]}  ana robotics (flagged) "a survey, not a method"  | {flagged["abstract"][:20]}'
+    name = flagged["source_id"] or flagged["abstract_id"]
+    said = f'  {name}  ana robotics (flagged) "a survey, not a method"  | {flagged["abstract"][:20]}'
     assert said in out, out
     # training reads the answer, not the remark
     from tagger.labels import load_training_set
@@ -90,22 +76,17 @@ def test_a_later_answer_of_the_same_annotator_carries_its_own_remark_only(projec
 def test_a_labelled_file_of_ones_own_keeps_remarks_in_columns_of_their_own(tmp_path, monkeypatch, capsys):
     """A user's own file may have a comment column of its own: remarks go to label_comment
     and label_flag, and a later answer clears the earlier one's."""
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "mine.csv").write_text(
-        "abstract,area,comment\nRobots grasp cups.,bots,mine\nLegged robots walk.,bots,x\n"
-        "Proteins fold.,bio,y\nGenes encode.,bio,z\n"
-    )
-    (tmp_path / "pile.txt").write_text("Robot arms stack blocks.\n")
-    assert run(capsys, "train", "--data", "mine.csv", "--model", "m")[0] == 0
+    table = "abstract,area,comment\nRobots grasp cups.,bots,mine\nLegged robots walk.,bots,x\nProteins fold.,bio,y\nGenes encode.,bio,z\n"
+    own_labelled_file(tmp_path, monkeypatch, capsys, table, "Robot arms stack blocks.\n")
     monkeypatch.setattr(sys, "stdin", io.StringIO("bots ! # arms, not legs\n"))
-    status, _, err = run(capsys, "label", "pile.txt", "--data", "mine.csv", "--model", "m", "--n", "1")
+    status, _, err = run(capsys, "label", "pile.txt", "--data", "mine.csv", "--model", "own", "--n", "1")
     assert status == 0, err
     rows = rows_of(tmp_path / "mine.csv")
     assert [r["comment"] for r in rows] == ["mine", "x", "y", "z", ""]
     assert (rows[-1]["label_flag"], rows[-1]["label_comment"]) == ("yes", "arms, not legs")
     monkeypatch.setattr(sys, "stdin", io.StringIO("bio\n"))
     status, _, err = run(
-        capsys, "label", "pile.txt", "--data", "mine.csv", "--model", "m", "--relabel", "--n", "1"
+        capsys, "label", "pile.txt", "--data", "mine.csv", "--model", "own", "--relabel", "--n", "1"
     )
     assert status == 0, err
     rows = rows_of(tmp_path / "mine.csv")
