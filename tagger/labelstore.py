@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .atomic import atomic_write
-from .errors import ArgumentError, LabelError, TaggerWarning
+from .errors import ArgumentError, ArgumentTypeError, LabelError, TaggerWarning
 from .formats import ANSWERS, list_of, split_name
 from .locking import locked
 from .prediction import NONE as NONE  # (an answer: kept, exported, counted; learnt from NO_AREA_MIN on)
@@ -88,6 +88,11 @@ class Remark:
     flagged: bool = False
 
     def __post_init__(self) -> None:
+        if not isinstance(self.flagged, bool):
+            raise ArgumentTypeError(
+                f"a flag is True or False, not {type(self.flagged).__name__}",
+                fix="Give flagged=True or False.",
+            )
         object.__setattr__(self, "comment", plain_text(self.comment, "comment", MAX_COMMENT, lower=False))
 
     def columns(self, data: bool = False) -> dict[str, str]:
@@ -459,7 +464,10 @@ class ProjectLabels:
 
     def skip(self, abstract: Abstract) -> None:
         """Note that this store's annotator skipped ``abstract`` (``labels/skipped.csv``,
-        beside the labels: a skip labels nothing, but a lead counts them)."""
+        beside the labels: a skip labels nothing, but a lead counts them); a reviewer's skip
+        leaves a disagreement to review and is no annotator's."""
+        if self.reviewing:
+            return
         with locked(self.labels_dir):
             skips = RecordFile(self.labels_dir / SKIPS_FILE, "csv", LABELS_CSV, header=SKIP_COLUMNS)
             said = {"annotator": self.annotator, "skipped_at": _now()}

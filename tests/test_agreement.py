@@ -103,3 +103,9 @@ def test_a_lead_reads_what_each_annotator_skipped_and_has_not_labelled_since(tmp
     assert run(capsys, "label", "pile.jsonl", "--n", "1", "--annotator", "ana")[0] == 0
     status, out, _ = run(capsys, "labels", "--agreement")
     assert "ana: 2 labelled, 0 of them none, 1 skipped (not labelled since)" in out, out
+    # a reviewer's skip leaves a disagreement to review: no annotator's skip
+    from tagger.labelstore import ProjectLabels
+    from tagger.reading import read_abstracts
+
+    ProjectLabels("labels", "seeds", "rita", reviewing=True).skip(next(iter(read_abstracts(["pile.jsonl"]))))
+    assert "rita" not in run(capsys, "labels", "--agreement")[1]

@@ -108,6 +108,13 @@ def test_any_comment_is_kept_as_one_line_or_refused(comment, flagged):
     assert remark.comment == kept.split("#", 0)[0] if "#" not in comment else remark.comment == kept
 
 
+def test_a_flag_is_true_or_false():
+    from tagger.errors import ArgumentTypeError
+
+    with pytest.raises(ArgumentTypeError, match="a flag is True or False, not str"):
+        Remark("", "yes")
+
+
 def test_a_remark_s_text_is_written_and_read_back_as_given(project):
     """Quotes, commas, a formula's first character and words of any script: what the labels
     keep is what was said (the CSV cell is quoted, never a formula's)."""
