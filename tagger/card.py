@@ -86,7 +86,7 @@ class Calibration:
     # what the calibration was fitted on
     fitted_on: str | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
     # the most confidence the labels can back: (n + 1) / (n + k) for n labels of k areas
-    # (none: no ceiling, as for a model of area descriptions without labels)
+    # (a model of area descriptions without labels: each description one example)
     ceiling: float | None = dataclasses.field(default=None, metadata={"omitted_when_none": True})
 
     def __post_init__(self) -> None:

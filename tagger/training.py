@@ -794,8 +794,9 @@ def descriptions_model(areas: tuple[Area, ...]) -> Model:
     """A first model of a taxonomy that has no hand labels yet, learnt from the areas'
     descriptions and keywords alone: what orders a first labelling queue and makes its
     guesses, until the first labels train a real one. Not calibrated (nothing to calibrate
-    on: its confidence is the plain softmax, at most the ceiling of no labels) and every
-    guess needs review; its card says so, and it is never saved."""
+    on: its confidence is the plain softmax, capped where one example an area, its
+    description, can back it: :func:`~tagger.calibration.confidence_ceiling` of k examples
+    of k areas) and every guess needs review; its card says so, and it is never saved."""
     training_set = TrainingSet(
         areas=areas, texts=(), labels=(), ids=(), use_descriptions=True, origin="the areas' descriptions"
     )
@@ -808,7 +809,12 @@ def descriptions_model(areas: tuple[Area, ...]) -> Model:
     validation = CrossValidation(
         settings,
         None,
-        Calibration(CALIBRATION_METHOD, 1.0, fitted_on="nothing: no hand labels yet"),
+        Calibration(
+            CALIBRATION_METHOD,
+            1.0,
+            fitted_on="nothing: no hand labels yet",
+            ceiling=round(confidence_ceiling(len(areas), len(areas)), 6),
+        ),
         np.zeros((0, len(areas))),
         np.zeros(0, dtype=bool),
         none,

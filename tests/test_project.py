@@ -282,3 +282,36 @@ def test_train_never_saves_a_model_into_the_labels_or_their_texts(capsys, tmp_pa
     assert f"tagger: {folder}: is inside this project's {folder.split('/')[0]}/" in err and "--model" in err
     assert sorted(p.name for p in (tmp_path / folder.split("/")[0]).iterdir()) == before
     assert run(capsys, "predict", "seeds", "-o", "tags.csv")[0] == 0  # the project still works
+
+
+def test_a_first_model_of_the_descriptions_alone_claims_no_more_than_one_example_an_area_can_back():
+    """Learnt from no hand label, the first model said 1.0 for 'Robots grasp cups' (a
+    confidence no label measured): each area's description counts as one example, so its
+    confidence is at most (k + 1) / 2k for k areas, by the rule of succession that caps a model
+    of few labels; the ranking of the areas is the same."""
+    import numpy as np
+
+    from tagger.calibration import confidence_ceiling
+    from tagger.labels import Area
+    from tagger.training import descriptions_model
+
+    areas = (
+        Area(
+            "bots",
+            "Robotics",
+            "Robots that grasp, walk and manipulate objects; embodied control.",
+            ("robot",),
+        ),
+        Area("bio", "Biology", "Proteins, genes and cells; structure prediction and genomics.", ("protein",)),
+        Area("vision", "Vision", "Images and video: detection, segmentation, recognition.", ("image",)),
+    )
+    model = descriptions_model(areas)
+    ceiling = confidence_ceiling(len(areas), len(areas))
+    assert model.card.calibration.ceiling == pytest.approx(ceiling) and ceiling == pytest.approx(4 / 6)
+    texts = ["Robots grasp cups with tactile sensors.", "Proteins fold into structures.", "Video of cells."]
+    tags = model.predict(texts)
+    assert [tag.area for tag in tags[:2]] == ["bots", "bio"]
+    assert all(tag.confidence <= ceiling + 1e-6 for tag in tags) and all(tag.needs_review for tag in tags)
+    for tag in tags:  # the order of the areas is the uncapped one's
+        scores = np.array([tag.scores[slug] for slug in model.taxonomy])
+        assert abs(scores.sum() - 1) < 1e-9 and tag.area == model.taxonomy[int(scores.argmax())]
