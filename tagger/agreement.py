@@ -11,7 +11,6 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 
 @dataclass(frozen=True)
@@ -144,7 +143,7 @@ def annotator_figures(
     abstracts labelled, those of them answered none, the median seconds between two of their
     answers in a row (gaps over :data:`BREAK` left out as pauses; None when unknown), and the
     abstracts they skipped and have not labelled since (``skips``: annotator -> digests)."""
-    from .labelstore import NONE, REVIEW, ROLE
+    from .labelstore import NONE, REVIEW, ROLE, seconds_of
 
     figures = {}
     mine: dict[str, list[dict]] = {}
@@ -154,21 +153,12 @@ def annotator_figures(
     skips = {name: digests for name, digests in (skips or {}).items() if name}
     for name in sorted(mine.keys() | skips.keys()):
         given = mine.get(name, [])
-        times = sorted(t for row in given if (t := _seconds(row.get("labelled_at", ""))) is not None)
+        times = sorted(t for row in given if (t := seconds_of(row.get("labelled_at", ""))) is not None)
         gaps = [b - a for a, b in itertools.pairwise(times) if 0 <= b - a <= BREAK]
         median = statistics.median(gaps) if gaps else None
         skipped = len(skips.get(name, set()) - {row["abstract_id"] for row in given})
         figures[name] = (len(given), sum(row["area"] == NONE for row in given), median, skipped)
     return figures
-
-
-def _seconds(stamp: str) -> float | None:
-    from .labelstore import TIME_FORMAT
-
-    try:
-        return datetime.strptime(stamp, TIME_FORMAT).timestamp()
-    except ValueError:
-        return None
 
 
 KAPPA_FROM = 20  # shared abstracts: with fewer, one answer swings kappa by a tenth or more

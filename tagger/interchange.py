@@ -20,9 +20,7 @@ out and counted."""
 
 from __future__ import annotations
 
-import calendar
 import json
-import time
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -30,7 +28,7 @@ from xml.sax.saxutils import quoteattr
 
 from .errors import TaggerWarning
 from .labels import AREAS_FILE, Area, load_areas
-from .labelstore import NONE, REVIEW, TIME_FORMAT
+from .labelstore import NONE, REVIEW, seconds_of
 
 TOOLS = ("prodigy", "label-studio")
 NO_AREA = "fits no area"  # the name of the answer none among a tool's options
@@ -40,20 +38,12 @@ def _options(areas: Sequence[Area]) -> list[tuple[str, str]]:
     return [(area.slug, area.name) for area in areas] + [(NONE, NO_AREA)]
 
 
-def _seconds(labelled_at: str) -> int | None:
-    try:
-        return calendar.timegm(time.strptime(labelled_at, TIME_FORMAT))
-    except ValueError:
-        return None
-
-
 def prodigy_tasks(rows: Iterable[dict], areas: Sequence[Area]) -> list[dict]:
-    """One annotated ``choice`` task per label row (``tagger labels`` rows) with a text."""
+    """One annotated ``choice`` task per label row (``tagger labels`` rows, each with its
+    text: see :func:`write`)."""
     options = [{"id": slug, "text": name} for slug, name in _options(areas)]
     tasks = []
     for row in rows:
-        if not row["abstract"]:
-            continue
         meta = {"id": row["source_id"] or row["abstract_id"], "title": row["title"], "source": row["source"]}
         if row.get("comment"):
             meta["comment"] = row["comment"]
@@ -68,7 +58,7 @@ def prodigy_tasks(rows: Iterable[dict], areas: Sequence[Area]) -> list[dict]:
         }
         if row["annotator"]:  # (the shipped labels name nobody)
             task["_annotator_id"] = task["_session_id"] = row["annotator"]
-        if (seconds := _seconds(row["labelled_at"])) is not None:
+        if (seconds := seconds_of(row["labelled_at"])) is not None:
             task["_timestamp"] = seconds
         if row.get("flag"):
             task["flagged"] = True
@@ -77,11 +67,10 @@ def prodigy_tasks(rows: Iterable[dict], areas: Sequence[Area]) -> list[dict]:
 
 
 def label_studio_tasks(rows: Iterable[dict]) -> list[dict]:
-    """One task per abstract with a text, each of its label rows one of its annotations."""
+    """One task per abstract, each of its label rows (``tagger labels`` rows, each with its
+    text: see :func:`write`) one of its annotations."""
     tasks: dict[str, dict] = {}
     for row in rows:
-        if not row["abstract"]:
-            continue
         task = tasks.setdefault(
             row["abstract_id"],
             {
@@ -100,7 +89,7 @@ def label_studio_tasks(rows: Iterable[dict]) -> list[dict]:
         if row.get("flag"):
             result.append(_result("flag", "choices", {"choices": ["flagged"]}))
         annotation: dict = {"result": result, "ground_truth": row["role"] == REVIEW}
-        if _seconds(row["labelled_at"]) is not None:
+        if seconds_of(row["labelled_at"]) is not None:
             annotation["created_at"] = row["labelled_at"]
         task["annotations"].append(annotation)
     return list(tasks.values())

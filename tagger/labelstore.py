@@ -738,6 +738,18 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime(TIME_FORMAT)
 
 
+def seconds_of(labelled_at: str) -> int | None:
+    """An answer's time (``labelled_at``, :data:`TIME_FORMAT`) in seconds since the epoch,
+    None when it says no time (empty, or written otherwise)."""
+    import calendar
+    import time
+
+    try:
+        return calendar.timegm(time.strptime(labelled_at, TIME_FORMAT))
+    except ValueError:
+        return None
+
+
 # -- a user's own labelled file (train --data) -----------------------------------------------
 
 
