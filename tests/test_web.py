@@ -252,7 +252,7 @@ def test_an_answer_on_the_page_carries_a_flag_and_a_comment_of_text_only(project
             ({"comment": ["x"]}, "the comment is list, not text"),
             ({"comment": "x" * 501}, "is 501 characters"),
             ({"comment": "ok \x00"}, "holds '\\x00'"),
-            ({"flag": "yes"}, "a flag true or false"),
+            ({"flag": "yes"}, "a flag is True or False, not str"),
         ):
             status, _, data = page.request("POST", "/api/answer", {"area": "robotics", "at": at, **said})
             assert status == 409 and error in json.loads(data)["error"], data
@@ -342,8 +342,8 @@ def test_fits_no_area_is_an_answer_with_a_topic_of_text_only(project):
     try:
         at = page.call("GET", "/api/state")["item"]["at"]
         for topic, error in (
-            (["graphs"], "a topic is text"),
-            (7, "a topic is text"),
+            (["graphs"], "the topic is list, not text"),
+            (7, "the topic is int, not text"),
             ("x" * 201, "the topic 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... is 201 characters"),
             (
                 "graphs \ud800",
