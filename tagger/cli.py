@@ -287,7 +287,7 @@ def _labels(args: argparse.Namespace) -> int:
         return 0
     written, note = len(rows), ""
     if tool:
-        written, note = interchange.write(rows, Path(project.labels), args.format, args.output, protected)
+        written, note = interchange.write(rows, project.taxonomy, args.format, args.output, protected)
     else:
         output.write_table(rows, args.output, target, protected=protected)
     if args.output not in (None, "-"):

@@ -27,7 +27,7 @@ from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
 from .errors import TaggerWarning
-from .labels import AREAS_FILE, Area, load_areas
+from .labels import Area, load_areas
 from .labelstore import NONE, REVIEW, seconds_of
 
 TOOLS = ("prodigy", "label-studio")
@@ -120,15 +120,15 @@ def label_studio_config(areas: Sequence[Area]) -> str:
     )
 
 
-def write(rows: list[dict], labels: Path, tool: str, path: str | None, protected=()) -> tuple[int, str]:
-    """Write the labels (``tagger labels`` rows of the project whose taxonomy is in
-    ``labels``) as ``tool`` imports them to ``path`` (stdout: None or ``-``; gzip when it ends
+def write(rows: list[dict], taxonomy: Path, tool: str, path: str | None, protected=()) -> tuple[int, str]:
+    """Write the labels (``tagger labels`` rows of the project whose areas are in the file
+    ``taxonomy``) as ``tool`` imports them to ``path`` (stdout: None or ``-``; gzip when it ends
     ``.gz``), by :func:`tagger.output.open_output`'s rules; warns of labels left out (their
     abstract's text is not in the project). Returns how many were written, and what to tell
     the user after (Label Studio's labelling interface for them, or "")."""
     from .output import format_for, open_output
 
-    areas = load_areas(labels / AREAS_FILE)
+    areas = load_areas(taxonomy)
     kept = [row for row in rows if row["abstract"]]
     if tool == "prodigy":
         text = "".join(json.dumps(task, ensure_ascii=False) + "\n" for task in prodigy_tasks(kept, areas))

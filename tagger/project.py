@@ -156,6 +156,24 @@ class Project:
     data: str | None = None  # a labelled file of one's own (--data)
     columns: Columns = field(default_factory=Columns)
 
+    # -- its files ---------------------------------------------------------------------------
+
+    @property
+    def taxonomy(self) -> Path:
+        """The taxonomy's file (``labels/areas.csv``)."""
+        return Path(self.labels) / AREAS_FILE
+
+    @property
+    def labels_file(self) -> Path:
+        """The hand labels' file (``labels/labels.csv``)."""
+        return Path(self.labels) / LABELS_FILE
+
+    def areas(self) -> tuple:
+        """The taxonomy's areas, checked; none where this folder has no taxonomy."""
+        from .labels import load_areas
+
+        return load_areas(self.taxonomy) if self.taxonomy.is_file() else ()
+
     # -- the model ---------------------------------------------------------------------------
 
     @property
@@ -175,14 +193,11 @@ class Project:
         its taxonomy is the shipped model's; else, in a project of its own areas that has not
         trained a model yet, a first model learnt from the areas' descriptions (not saved:
         its hand labels are learnt by 'tagger train')."""
-        from .labels import load_areas
         from .model import load_model
 
         model = load_model(self.model_folder)
-        taxonomy = Path(self.labels) / AREAS_FILE
-        if self.model_dir is not None or self.data or not taxonomy.is_file():
+        if self.model_dir is not None or self.data or not (areas := self.areas()):
             return model
-        areas = load_areas(taxonomy)
         if (
             set(model.taxonomy) == {area.slug for area in areas}
             or not model.card.training_data.uses_area_descriptions
@@ -190,8 +205,8 @@ class Project:
             return model  # (a model of a labelled file of one's own answers that file's areas)
         if self.model_folder is not None:
             raise UsageError(
-                f"the model in {self.model_folder}/ answers other areas than {taxonomy} (changed since it "
-                "was trained)",
+                f"the model in {self.model_folder}/ answers other areas than {self.taxonomy} "
+                "(changed since it was trained)",
                 fix="Retrain it from the labels: tagger train.",
             )
         from .training import descriptions_model
@@ -203,7 +218,7 @@ class Project:
         if model.card.training_data.labelled_abstracts == 0:
             from .labelstore import read_labels_file
 
-            labelled = len(read_labels_file(Path(self.labels) / LABELS_FILE).records)
+            labelled = len(read_labels_file(self.labels_file).records)
             waiting = f"{labelled} hand label(s) not learnt yet" if labelled else "no hand labels yet"
             return (
                 f"model: a first one, learnt from the areas' descriptions alone ({waiting}: "
@@ -230,11 +245,10 @@ class Project:
     def _label_folders(self) -> tuple[tuple[Path, str], ...]:
         """The folders of this project's taxonomy and hand labels and of their texts (where a
         taxonomy or labels are), each with what it holds."""
-        labels = Path(self.labels)
-        if not ((labels / AREAS_FILE).is_file() or (labels / LABELS_FILE).is_file()):
+        if not (self.taxonomy.is_file() or self.labels_file.is_file()):
             return ()
         texts = [(Path(a), "the labelled abstracts' texts") for a in self.abstracts if Path(a).is_dir()]
-        return ((labels, "the taxonomy and hand labels"), *texts)
+        return ((Path(self.labels), "the taxonomy and hand labels"), *texts)
 
     def check_writable(self) -> None:
         """Refuse a model folder that cannot be written, or that is (or is inside) the folder
@@ -285,10 +299,10 @@ class Project:
         from .labelstore import ProjectLabels, settled
         from .reading import Abstract, read_abstracts
 
-        if not (Path(self.labels) / LABELS_FILE).is_file():
+        if not self.labels_file.is_file():
             raise LabelError(
                 "file not found",
-                where=str(Path(self.labels) / LABELS_FILE),
+                where=str(self.labels_file),
                 fix="Run 'tagger init' to make a project here, or point --labels at labels.csv's folder.",
             )
         texts: dict[str, Abstract] = {}
@@ -297,7 +311,7 @@ class Project:
         rows = []
         store = ProjectLabels(self.labels, self.abstracts[0])
         labels, sources = store.rows(), store.source_ids()
-        wheres = [f"{Path(self.labels) / LABELS_FILE}, label {k + 1}" for k in range(len(labels))]
+        wheres = [f"{self.labels_file}, label {k + 1}" for k in range(len(labels))]
         final = set(settled(labels, wheres))
         for k, row in enumerate(labels):
             found = texts.get(row["abstract_id"])
@@ -320,13 +334,12 @@ class Project:
         the project's labels do (without them it made a worse model and did not say why)."""
         from dataclasses import replace
 
-        from .labels import labelled, load_areas, load_training_set
+        from .labels import labelled, load_training_set
 
         if not self.data:
             return load_training_set(self.labels, self.abstracts)
         training_set = labelled(self.data, columns=self.columns)
-        taxonomy = Path(self.labels) / AREAS_FILE
-        areas = load_areas(taxonomy) if taxonomy.is_file() else ()
+        areas = self.areas()
         if areas and set(training_set.slugs) == {area.slug for area in areas}:
             return replace(training_set, areas=areas, use_descriptions=True)
         return training_set
@@ -336,7 +349,7 @@ class Project:
         for a report of tags; none outside a project."""
         from .labelstore import ProjectLabels
 
-        if not (Path(self.labels) / LABELS_FILE).is_file():
+        if not self.labels_file.is_file():
             return {}
         return ProjectLabels(self.labels, self.abstracts[0]).by_name()
 
@@ -348,7 +361,7 @@ class Project:
 
         digests = set(model.card.training_data.labels)
         names = set(digests)
-        if not self.data and (Path(self.labels) / LABELS_FILE).is_file():
+        if not self.data and self.labels_file.is_file():
             store = ProjectLabels(self.labels, self.abstracts[0])
             names |= {name for name, texts in store.names().items() if texts <= digests}
         return names
@@ -370,13 +383,13 @@ class Project:
                 f"the model was trained on your own labelled file ({model.card.training_data.origin})",
                 fix="Give that file with --data: answers are added to it.",
             )
-        if outside_a_project and not (Path(self.labels) / AREAS_FILE).exists():
+        if outside_a_project and not self.taxonomy.exists():
             return model, tuple(Area(area.slug, area.name) for area in model.card.areas)
-        areas = load_areas(Path(self.labels) / AREAS_FILE)
+        areas = load_areas(self.taxonomy)
         if set(model.taxonomy) == {area.slug for area in areas}:
             return model, areas
         raise UsageError(  # (a model named with --model: the others are this project's, see model)
-            f"the model's areas differ from {Path(self.labels) / AREAS_FILE}",
+            f"the model's areas differ from {self.taxonomy}",
             fix="Retrain with 'tagger train', or give your own labelled file with --data.",
         )
 
